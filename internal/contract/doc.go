@@ -1,0 +1,4 @@
+// Package contract is the single source of the workload every protobench server serves: the
+// payload bytes, the user records and the arithmetic, so that every Go server returns identical
+// bytes whatever its protocol, and every client can check what it got back.
+package contract
