@@ -1,0 +1,102 @@
+// Package tool is the seam between the runner and the load tools (protobench's own generator,
+// ghz, wrk/wrk2, k6). Each tool lives in a sub-package that registers an Adapter: building its
+// command line from a step is one pure function, parsing its machine-readable output is another.
+package tool
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/protobench/protobench/internal/results"
+)
+
+// Invocation is everything a tool needs to know to load one target for one step.
+type Invocation struct {
+	Target       string // server name: grpc, rest, netrpc, zeromq, python-grpc
+	Address      string // host:port of the server on the compose network (or loopback natively)
+	Scheme       string // grpc, http, netrpc, zmq: the protocol the address speaks
+	Method       string // contract method name: Echo, GetUser, Multiply, Divide, EchoStream
+	Pattern      string // protocol-specific variant (ZeroMQ: dealer, req, push, sub); empty for default
+	Model        string // "closed" or "open"
+	Connections  int
+	Concurrency  int     // in-flight requests per connection in the closed model
+	RatePerSec   float64 // total target rate in the open model
+	PayloadBytes int
+	Warmup       time.Duration // 0 when the runner does the warm-up as a separate invocation
+	Duration     time.Duration
+
+	// RawDir is the directory, as the tool sees it (inside its container), where it may write
+	// output files; RawPrefix is the file-name prefix reserved for this invocation.
+	RawDir    string
+	RawPrefix string
+
+	// Labels are attached to any live metrics the tool exports (scenario, step, run_id).
+	Labels map[string]string
+	// PrometheusURL is where a tool that pushes metrics (remote write) should send them; empty
+	// when live metrics are off.
+	PrometheusURL string
+}
+
+// Raw is a tool's untouched output from one invocation.
+type Raw struct {
+	Stdout []byte
+	Stderr []byte
+	// Files holds output files the tool wrote under RawDir with RawPrefix, keyed by base name.
+	Files map[string][]byte
+}
+
+// Adapter turns an Invocation into a command line and the tool's output into a Record.
+type Adapter interface {
+	// Name is the tool name used in scenarios and results: protobench, ghz, wrk, k6.
+	Name() string
+	// Service is the compose service (and image) the tool runs in.
+	Service() string
+	// Check reports why the tool cannot run this invocation (e.g. wrk has no rate, ghz speaks
+	// only gRPC), or nil.
+	Check(inv Invocation) error
+	// OwnWarmup is true when the tool excludes Invocation.Warmup by itself; otherwise the runner
+	// runs a separate, discarded warm-up invocation first.
+	OwnWarmup() bool
+	// Args is the command line (without the program name) for the invocation. It is pure.
+	Args(inv Invocation) []string
+	// Parse fills the measured fields of a Record (requests, errors, throughput, latency,
+	// duration) from the raw output. It is pure.
+	Parse(inv Invocation, raw Raw) (results.Record, error)
+}
+
+var (
+	mu       sync.RWMutex
+	adapters = map[string]Adapter{}
+)
+
+// Register makes an adapter available by name; sub-packages call it from init.
+func Register(a Adapter) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := adapters[a.Name()]; dup {
+		panic(fmt.Sprintf("tool: adapter %q registered twice", a.Name()))
+	}
+	adapters[a.Name()] = a
+}
+
+// Lookup returns the adapter registered under name.
+func Lookup(name string) (Adapter, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	a, ok := adapters[name]
+	return a, ok
+}
+
+// Names lists the registered tools in order.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	names := make([]string, 0, len(adapters))
+	for n := range adapters {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
