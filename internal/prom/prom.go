@@ -1,0 +1,133 @@
+// Package prom is a small client for the Prometheus HTTP query API: the runner uses it to read a
+// step's server CPU, memory and throttling from cAdvisor series after the step has ended.
+package prom
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// Client queries one Prometheus server.
+type Client struct {
+	BaseURL string // e.g. http://127.0.0.1:9090
+	HTTP    *http.Client
+}
+
+// New returns a client for baseURL with a short timeout: queries over one step are cheap.
+func New(baseURL string) *Client {
+	return &Client{BaseURL: baseURL, HTTP: &http.Client{Timeout: 10 * time.Second}}
+}
+
+// Sample is one series of an instant-vector result.
+type Sample struct {
+	Labels map[string]string
+	Value  float64
+}
+
+type apiResponse struct {
+	Status    string `json:"status"`
+	ErrorType string `json:"errorType"`
+	Error     string `json:"error"`
+	Data      struct {
+		ResultType string            `json:"resultType"`
+		Result     []json.RawMessage `json:"result"`
+	} `json:"data"`
+}
+
+// Query evaluates expr at time at (zero means now) and returns the instant vector.
+func (c *Client) Query(ctx context.Context, expr string, at time.Time) ([]Sample, error) {
+	v := url.Values{"query": {expr}}
+	if !at.IsZero() {
+		v.Set("time", strconv.FormatFloat(float64(at.UnixNano())/1e9, 'f', 3, 64))
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+"/api/v1/query?"+v.Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("prometheus query %q: %w", expr, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("prometheus query %q: %w", expr, err)
+	}
+	var r apiResponse
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, fmt.Errorf("prometheus query %q: HTTP %d, undecodable body: %w", expr, resp.StatusCode, err)
+	}
+	if r.Status != "success" {
+		return nil, fmt.Errorf("prometheus query %q: %s: %s", expr, r.ErrorType, r.Error)
+	}
+	switch r.Data.ResultType {
+	case "vector":
+		out := make([]Sample, 0, len(r.Data.Result))
+		for _, raw := range r.Data.Result {
+			var s struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			}
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return nil, fmt.Errorf("prometheus query %q: %w", expr, err)
+			}
+			f, err := sampleValue(s.Value[1])
+			if err != nil {
+				return nil, fmt.Errorf("prometheus query %q: %w", expr, err)
+			}
+			out = append(out, Sample{Labels: s.Metric, Value: f})
+		}
+		return out, nil
+	case "scalar":
+		var s [2]any
+		if err := json.Unmarshal(r.Data.Result[0], &s); err != nil {
+			return nil, err
+		}
+		f, err := sampleValue(s[1])
+		return []Sample{{Value: f}}, err
+	default:
+		return nil, fmt.Errorf("prometheus query %q: unsupported result type %q", expr, r.Data.ResultType)
+	}
+}
+
+// Scalar evaluates expr and returns the single value, and false when the result is empty.
+func (c *Client) Scalar(ctx context.Context, expr string, at time.Time) (float64, bool, error) {
+	s, err := c.Query(ctx, expr, at)
+	if err != nil || len(s) == 0 {
+		return 0, false, err
+	}
+	return s[0].Value, true, nil
+}
+
+func sampleValue(v any) (float64, error) {
+	str, ok := v.(string)
+	if !ok {
+		return 0, fmt.Errorf("sample value %v is not a string", v)
+	}
+	return strconv.ParseFloat(str, 64)
+}
+
+// Ready waits until Prometheus answers its readiness endpoint or ctx ends.
+func (c *Client) Ready(ctx context.Context) error {
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+"/-/ready", nil)
+		resp, err := c.HTTP.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("prometheus at %s not ready: %w", c.BaseURL, ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# protobench entry point. It stays thin on purpose: it builds the protobench CLI and hands over to
+# it; every decision about scenarios, images, containers and results is made in Go.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BIN=${PROTOBENCH_BIN:-$ROOT/bin/protobench}
+# Used only when the host has no Go toolchain: the CLI is then built inside this image.
+GO_IMAGE=${PROTOBENCH_GO_IMAGE:-golang:1.26-bookworm}
+
+usage() {
+  cat <<'TXT'
+usage: ./run.sh <scenario> [options]     run a scenario (a name under scenarios/ or a path to a .yaml)
+       ./run.sh list                     list the scenarios with their estimated time
+       ./run.sh test                     run the test suite (unit, integration, end-to-end smoke)
+       ./run.sh <subcommand> [args]      any protobench subcommand: run, load, list, report, images, ...
+
+Common options for a scenario:
+  --quick            every step at most 10 s and one repeat
+  --dry-run          print the expanded plan and the commands, start nothing
+  --repeat N         override the number of repeats
+  --only FILTER      run only the steps whose name matches
+  --tools a,b        run only these tools
+  --out DIR          put the results folder under DIR instead of results/
+  --keep-up          leave Prometheus (and Grafana) running afterwards
+  --resume DIR       continue an interrupted run at its first unfinished step
+
+Examples:
+  ./run.sh grpc-vs-rest
+  ./run.sh grpc-vs-rest --quick
+  ./run.sh smoke --keep-up
+TXT
+}
+
+build_cli() {
+  mkdir -p "$(dirname "$BIN")"
+  if command -v go >/dev/null 2>&1; then
+    (cd "$ROOT" && go build -o "$BIN" ./cmd/protobench)
+  elif docker image inspect "$GO_IMAGE" >/dev/null 2>&1 || docker pull "$GO_IMAGE" >/dev/null 2>&1; then
+    echo "protobench: no Go on this host; building the CLI inside $GO_IMAGE" >&2
+    docker run --rm -v "$ROOT:/src" -w /src -e GOFLAGS=-buildvcs=false "$GO_IMAGE" \
+      go build -o "bin/$(basename "$BIN")" ./cmd/protobench
+  else
+    echo "protobench: needs Go 1.25+ on PATH, or a registry serving $GO_IMAGE, to build its CLI" >&2
+    exit 2
+  fi
+}
+
+# Packages the tests need on a Debian host: protoc and the Python gRPC runtime for the contract
+# and Python-server tests, libzmq for the cgo ZeroMQ code, wrk and Prometheus for the tool and
+# dashboard tests, debootstrap for the local base image.
+TEST_PACKAGES=(protobuf-compiler protobuf-compiler-grpc python3-grpcio python3-protobuf
+  python3-prometheus-client libzmq3-dev pkg-config wrk prometheus debootstrap)
+
+ensure_test_packages() {
+  local missing=()
+  for p in "${TEST_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "protobench: installing test packages: ${missing[*]}" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # Debian starts its own Prometheus service on :9090, which the suite needs for itself.
+    if command -v systemctl >/dev/null 2>&1; then systemctl disable --now prometheus >/dev/null 2>&1 || true; fi
+    pkill -x prometheus 2>/dev/null || true
+  else
+    echo "protobench: the tests need these Debian packages: ${missing[*]}" >&2
+    exit 2
+  fi
+}
+
+run_tests() {
+  ensure_test_packages
+  cd "$ROOT"
+  echo "== gofmt"
+  local unformatted
+  unformatted=$(gofmt -l cmd internal servers bench 2>/dev/null || true)
+  if [ -n "$unformatted" ]; then
+    echo "gofmt would change:"; echo "$unformatted"; return 1
+  fi
+  echo "== go vet"
+  go vet ./...
+  echo "== generated code is current"
+  go run ./cmd/protobench generate --check
+  echo "== unit and integration tests"
+  go test -race -count=1 -timeout 20m ./...
+  echo "== end-to-end: the smoke scenario through the real compose stack"
+  build_cli
+  PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 25m -run TestSmokeEndToEnd -v ./internal/e2e
+}
+
+case "${1:-}" in
+  ""|-h|--help|help) usage ;;
+  test) shift; run_tests "$@" ;;
+  *)
+    build_cli
+    case "$1" in
+      run|load|list|report|compare|images|dashboards|generate|bench-generators|version)
+        exec "$BIN" "$@" ;;
+      *) exec "$BIN" run "$@" ;;
+    esac
+    ;;
+esac
