@@ -1,0 +1,71 @@
+package images
+
+import "context"
+
+// Pinned upstream references, pulled where a registry answers. Where none answers, the local
+// equivalents below stand in for them.
+const (
+	UpstreamBase         = "debian:bookworm-slim"
+	UpstreamGo           = "golang:1.26-bookworm"
+	UpstreamK6           = "grafana/k6:1.8.1"
+	UpstreamPrometheus   = "prom/prometheus:v2.53.3"
+	UpstreamNodeExporter = "prom/node-exporter:v1.8.2"
+	UpstreamCadvisor     = "gcr.io/cadvisor/cadvisor:v0.53.0"
+	UpstreamGrafana      = "grafana/grafana:11.6.0"
+)
+
+// LocalRepository is the repository part of every locally built image: protobench/<name>:<hash>.
+const LocalRepository = "protobench/"
+
+// spec describes how to get one logical image.
+type spec struct {
+	name string
+	// upstream is pulled when a registry answers; without one it is used if already present.
+	upstream string
+	// dockerfile builds the local equivalent (repository-relative, the context is the repository).
+	dockerfile string
+	// alias: the same image as another logical name.
+	alias string
+	// notBuildable explains why there is no local equivalent.
+	notBuildable string
+	// custom replaces the generic upstream-then-Dockerfile path.
+	custom func(e *ensurer, ctx context.Context, sp spec) (Image, error)
+	// prepare adjusts the build context of a Dockerfile build (protobench's deps stub).
+	prepare func(e *ensurer, c *buildContext) error
+}
+
+// catalog lists every logical image in resolution order: what an image is built from comes first.
+// It is filled in init because its custom steps refer back to it (through ensurer.require).
+var catalog []spec
+
+func init() {
+	catalog = []spec{
+		{name: Base, upstream: UpstreamBase, custom: (*ensurer).base},
+		{name: GoBuilder, dockerfile: "images/go-builder/Dockerfile", custom: (*ensurer).goBuilder},
+		{name: Protobench, dockerfile: "images/protobench/Dockerfile", prepare: (*ensurer).protobenchContext},
+		{name: Loadgen, alias: Protobench},
+		{name: Ghz, dockerfile: "images/ghz/Dockerfile"},
+		{name: K6, upstream: UpstreamK6, dockerfile: "images/k6/Dockerfile"},
+		{name: Wrk, dockerfile: "images/wrk/Dockerfile", custom: (*ensurer).wrk},
+		{name: PythonGRPC, dockerfile: "servers/python-grpc/Dockerfile"},
+		{name: Prometheus, upstream: UpstreamPrometheus, dockerfile: "images/prometheus/Dockerfile"},
+		{name: NodeExporter, upstream: UpstreamNodeExporter, dockerfile: "images/node-exporter/Dockerfile"},
+		{name: Cadvisor, upstream: UpstreamCadvisor, dockerfile: "images/cadvisor/Dockerfile"},
+		{name: Grafana, upstream: UpstreamGrafana, notBuildable: "Grafana cannot be built here: its frontend needs npm"},
+	}
+}
+
+// wrk2Dockerfile builds wrk2 from GitHub; tried only where a registry answers.
+const wrk2Dockerfile = "images/wrk2/Dockerfile"
+
+// protobenchMains are the main packages the protobench image must contain (the image contract).
+var protobenchMains = []string{"cmd/protobench", "servers/grpc", "servers/rest", "servers/netrpc", "servers/zeromq"}
+
+func specByName(name string) (spec, bool) {
+	for _, s := range catalog {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return spec{}, false
+}

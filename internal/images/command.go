@@ -1,0 +1,122 @@
+package images
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/protobench/protobench/internal/compose"
+)
+
+// Command runs `protobench images <build|list|env> [flags] [names...]` and returns the exit
+// status: 0 on success, 1 when an image failed, 2 for usage errors and an unreachable Docker.
+//
+//	build  make the images available (pull or build), one line per image
+//	list   the same resolution without building: what a run would use and whether it is there
+//	env    the compose variables selecting the images, as KEY=VALUE lines
+func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	usage := func() {
+		fmt.Fprintf(stderr, "usage: protobench images build|list|env [flags] [image...]\nimages: %s\n", strings.Join(Names(), ", "))
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage()
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	sub := args[0]
+	fs := flag.NewFlagSet("protobench images "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	repo := fs.String("repo", ".", "repository root (build contexts and Dockerfiles)")
+	extraCA := fs.String("extra-ca-dir", "", `directory of extra CA certificates (*.crt) for the Go builder; "none" for none (default `+DefaultExtraCADir+`)`)
+	offline := fs.Bool("offline", false, "do not pull: build local equivalents even where a registry answers")
+	dryRun := fs.Bool("dry-run", false, "print the pull and build commands instead of running them")
+	verbose := fs.Bool("v", false, "stream build output to stderr")
+	goroot := fs.String("goroot", "", "Go toolchain to copy into the Go builder when no golang image can be had (default: go env GOROOT)")
+	docker := fs.String("docker", "docker", "docker CLI to use")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	opts := Options{
+		RepoRoot:   *repo,
+		ExtraCADir: *extraCA,
+		Offline:    *offline,
+		DryRun:     *dryRun,
+		Only:       fs.Args(),
+		GoRoot:     *goroot,
+		Docker:     *docker,
+		Log:        stderr,
+	}
+	if *verbose {
+		opts.BuildLog = stderr
+	}
+	switch sub {
+	case "build":
+	case "list", "env":
+		// Resolution without side effects: a dry run prints nothing for cached images.
+		opts.DryRun = true
+		opts.Log = io.Discard
+	default:
+		fmt.Fprintf(stderr, "protobench images: unknown subcommand %q\n", sub)
+		usage()
+		return 2
+	}
+	set, err := Ensure(ctx, opts)
+	if errors.Is(err, compose.ErrDockerUnreachable) {
+		fmt.Fprintf(stderr, "protobench images: %v\n", err)
+		return 2
+	}
+	if set == nil && err != nil {
+		fmt.Fprintf(stderr, "protobench images: %v\n", err)
+		return 2
+	}
+	switch sub {
+	case "list":
+		printList(stdout, set)
+	case "env":
+		env := EnvVars(set)
+		for _, k := range sortedKeys(env) {
+			fmt.Fprintf(stdout, "%s=%s\n", k, env[k])
+		}
+	}
+	if err != nil {
+		if sub == "build" {
+			fmt.Fprintf(stderr, "protobench images: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// printList writes one row per image: name, state, reference, what it is.
+func printList(w io.Writer, set Set) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "IMAGE\tSTATE\tREFERENCE\tNOTE")
+	for _, img := range set.Sorted() {
+		state := string(img.Source)
+		switch {
+		case img.Source == Built: // only reached in a dry run: not there yet
+			state = "to build"
+		case img.Source == Pulled:
+			state = "to pull"
+		}
+		ref := img.Ref
+		if ref == "" {
+			ref = "-"
+		}
+		note := img.Note
+		if img.Variant != "" && !strings.Contains(note, img.Variant) {
+			note = strings.TrimSpace(img.Variant + " " + note)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", img.Name, state, ref, note)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,418 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/protobench/protobench/internal/contract"
+)
+
+// Exit codes of Command.
+const (
+	ExitOK    = 0
+	ExitFail  = 1 // the run failed or ended early: target unreachable or lost, no request done
+	ExitUsage = 2 // bad flags or target URL
+)
+
+// AllowedLabels are the --label keys: they become live-metric labels, which must stay bounded.
+var AllowedLabels = []string{"scenario", "step", "run_id"}
+
+// Flags are the parsed command-line options of `protobench load`, before validation.
+type Flags struct {
+	Target         string
+	Method         string
+	Connections    int
+	Concurrency    int
+	Rate           float64
+	RateSteps      string
+	Ramp           string
+	Duration       time.Duration
+	Warmup         time.Duration
+	PayloadBytes   int
+	Out            string
+	ZMQPattern     string
+	ZMQMetricsURL  string
+	MaxInflight    int
+	ConnectTimeout time.Duration
+	RequestTimeout time.Duration
+	MetricsListen  string
+	MetricsLinger  time.Duration
+	Labels         labelFlag
+	TargetName     string
+	Progress       string
+
+	set map[string]bool // flags given explicitly
+}
+
+type labelFlag map[string]string
+
+func (l labelFlag) String() string {
+	parts := make([]string, 0, len(l))
+	for k, v := range l {
+		parts = append(parts, k+"="+v)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (l labelFlag) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want key=value, got %q", s)
+	}
+	allowed := false
+	for _, a := range AllowedLabels {
+		allowed = allowed || a == k
+	}
+	if !allowed {
+		return fmt.Errorf("label key %q is not one of %s (live-metric labels must stay bounded)", k, strings.Join(AllowedLabels, ", "))
+	}
+	if _, dup := l[k]; dup {
+		return fmt.Errorf("label %q given twice", k)
+	}
+	l[k] = v
+	return nil
+}
+
+// NewFlagSet declares the flags of `protobench load` into a FlagSet that reports to stderr.
+func NewFlagSet(stderr io.Writer) (*flag.FlagSet, *Flags) {
+	f := &Flags{Labels: labelFlag{}}
+	fs := flag.NewFlagSet("protobench load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.Target, "target", "", "target URL: grpc://host:port, http://host:port, netrpc://host:port or zmq://host:port (the ROUTER)")
+	fs.StringVar(&f.Method, "method", "", "contract method: Echo, GetUser, Multiply, Divide, EchoStream (gRPC), Publish (zmq sub); default GetUser")
+	fs.IntVar(&f.Connections, "connections", 4, "connections to open (HTTP/1.1: one TCP connection per connection × concurrency slot)")
+	fs.IntVar(&f.Concurrency, "concurrency", 16, "requests in flight per connection in the closed model (gRPC: streams or calls per connection)")
+	fs.Float64Var(&f.Rate, "rate", 0, "open model: constant total rate in requests per second (0 = closed model)")
+	fs.StringVar(&f.RateSteps, "rate-steps", "", "open model steps: rate:duration,... e.g. 1000:10s,2000:10s (the steps set the duration)")
+	fs.StringVar(&f.Ramp, "ramp", "", "open model linear ramp: from:to requests per second over --duration, e.g. 1000:8000")
+	fs.DurationVar(&f.Duration, "duration", 10*time.Second, "measured duration (warm-up excluded)")
+	fs.DurationVar(&f.Warmup, "warmup", time.Second, "warm-up before the measured window (not recorded)")
+	fs.IntVar(&f.PayloadBytes, "payload-bytes", 64, "Echo/EchoStream/Publish payload size in bytes")
+	fs.StringVar(&f.Out, "out", "", "write the JSON result to this file (- for stdout, then the text report goes to stderr)")
+	fs.StringVar(&f.ZMQPattern, "zmq-pattern", "", "ZeroMQ pattern: dealer (pipelined, default), req (lockstep), push (to the server's PULL sink), sub (fan-out via Publish)")
+	fs.StringVar(&f.ZMQMetricsURL, "zmq-metrics-url", "", "zmq push: the server's /metrics URL where the sink is counted (default http://<target host>:9100/metrics)")
+	fs.IntVar(&f.MaxInflight, "max-inflight", 0, "open model: most requests in flight at once, spread over the connections (0 = connections × concurrency)")
+	fs.DurationVar(&f.ConnectTimeout, "connect-timeout", 5*time.Second, "time allowed to connect (and to reconnect after a lost connection)")
+	fs.DurationVar(&f.RequestTimeout, "request-timeout", 0, "per-request timeout, counted as a transport:timeout error (0 = none)")
+	fs.StringVar(&f.MetricsListen, "metrics-listen", "", "serve live Prometheus metrics on this address, e.g. :9102 (off by default)")
+	fs.DurationVar(&f.MetricsLinger, "metrics-linger", 3*time.Second, "with --metrics-listen: keep serving this long after the run so the last values are scraped")
+	fs.Var(f.Labels, "label", "key=value attached to live metrics and the result (repeatable; keys: scenario, step, run_id)")
+	fs.StringVar(&f.TargetName, "target-name", "", "server name recorded in the result and metrics (default from the scheme: grpc, rest, netrpc, zeromq)")
+	fs.StringVar(&f.Progress, "progress", "auto", "progress line on stderr: auto (only on a TTY), on, off")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: protobench load --target URL [flags]\n\n")
+		fs.PrintDefaults()
+	}
+	return fs, f
+}
+
+// ParseArgs parses and validates the command line into a Config.
+func ParseArgs(args []string, stderr io.Writer) (*Config, *Flags, error) {
+	fs, f := NewFlagSet(stderr)
+	if err := fs.Parse(args); err != nil {
+		return nil, f, err
+	}
+	if fs.NArg() > 0 {
+		return nil, f, fmt.Errorf("unexpected argument %q (all options are flags)", fs.Arg(0))
+	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	cfg, err := f.Config()
+	return cfg, f, err
+}
+
+// Config validates the flags in one place and builds the run configuration.
+func (f *Flags) Config() (*Config, error) {
+	target, err := ParseTarget(f.Target)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := Lookup(target.Scheme)
+	if !ok {
+		return nil, fmt.Errorf("--target %q: scheme %q is not one of %s", f.Target, target.Scheme, strings.Join(Schemes(), ", "))
+	}
+	info := d.Info()
+	cfg := &Config{
+		Target:         target,
+		TargetName:     f.TargetName,
+		Method:         f.Method,
+		Pattern:        f.ZMQPattern,
+		Connections:    f.Connections,
+		Concurrency:    f.Concurrency,
+		Duration:       f.Duration,
+		Warmup:         f.Warmup,
+		PayloadBytes:   f.PayloadBytes,
+		MaxInflight:    f.MaxInflight,
+		ConnectTimeout: f.ConnectTimeout,
+		RequestTimeout: f.RequestTimeout,
+		Labels:         map[string]string(f.Labels),
+		Options:        map[string]string{},
+	}
+	if cfg.TargetName == "" {
+		cfg.TargetName = info.TargetName
+	}
+	if cfg.Method == "" && len(info.Methods) > 0 {
+		cfg.Method = info.Methods[0]
+	}
+	if f.ZMQPattern != "" && target.Scheme != "zmq" {
+		return nil, fmt.Errorf("--zmq-pattern applies only to zmq:// targets, not %s://", target.Scheme)
+	}
+	if f.ZMQMetricsURL != "" {
+		if _, err := url.ParseRequestURI(f.ZMQMetricsURL); err != nil {
+			return nil, fmt.Errorf("--zmq-metrics-url %q: %v", f.ZMQMetricsURL, err)
+		}
+		cfg.Options["metrics_url"] = f.ZMQMetricsURL
+	}
+	switch {
+	case cfg.Connections < 1:
+		return nil, fmt.Errorf("--connections must be at least 1, got %d", cfg.Connections)
+	case cfg.Concurrency < 1:
+		return nil, fmt.Errorf("--concurrency must be at least 1, got %d", cfg.Concurrency)
+	case f.Rate < 0:
+		return nil, fmt.Errorf("--rate must be 0 (closed model) or positive, got %g", f.Rate)
+	case cfg.Warmup < 0:
+		return nil, fmt.Errorf("--warmup must not be negative, got %s", cfg.Warmup)
+	case cfg.PayloadBytes < 0 || cfg.PayloadBytes > contract.DefaultMaxPayloadBytes:
+		return nil, fmt.Errorf("--payload-bytes must be between 0 and %d, got %d", contract.DefaultMaxPayloadBytes, cfg.PayloadBytes)
+	case cfg.MaxInflight < 0:
+		return nil, fmt.Errorf("--max-inflight must not be negative, got %d", cfg.MaxInflight)
+	case cfg.ConnectTimeout <= 0:
+		return nil, fmt.Errorf("--connect-timeout must be positive, got %s", cfg.ConnectTimeout)
+	case cfg.RequestTimeout < 0:
+		return nil, fmt.Errorf("--request-timeout must not be negative, got %s", cfg.RequestTimeout)
+	}
+	models := 0
+	for _, on := range []bool{f.Rate > 0, f.RateSteps != "", f.Ramp != ""} {
+		if on {
+			models++
+		}
+	}
+	if models > 1 {
+		return nil, errors.New("give only one of --rate, --rate-steps and --ramp")
+	}
+	switch {
+	case f.RateSteps != "":
+		if f.set["duration"] {
+			return nil, errors.New("--duration conflicts with --rate-steps: the steps' durations make the duration")
+		}
+		steps, err := ParseSteps(f.RateSteps)
+		if err != nil {
+			return nil, fmt.Errorf("--rate-steps %q: %v", f.RateSteps, err)
+		}
+		cfg.Pacer = Steps(steps...)
+	case f.Ramp != "":
+		from, to, err := ParseRamp(f.Ramp)
+		if err != nil {
+			return nil, fmt.Errorf("--ramp %q: %v", f.Ramp, err)
+		}
+		if cfg.Duration <= 0 {
+			return nil, fmt.Errorf("--duration must be positive, got %s", cfg.Duration)
+		}
+		cfg.Pacer = Ramp{From: from, To: to, For: cfg.Duration}
+	case f.Rate > 0:
+		if cfg.Duration <= 0 {
+			return nil, fmt.Errorf("--duration must be positive, got %s", cfg.Duration)
+		}
+		cfg.Pacer = Constant{PerSec: f.Rate, For: cfg.Duration}
+	default:
+		if cfg.Duration <= 0 {
+			return nil, fmt.Errorf("--duration must be positive, got %s", cfg.Duration)
+		}
+		if cfg.MaxInflight > 0 {
+			return nil, errors.New("--max-inflight applies to the open model (--rate, --rate-steps or --ramp); the closed model has connections × concurrency in flight")
+		}
+	}
+	if cfg.Pacer != nil {
+		cfg.Duration = cfg.Pacer.Length()
+		if cfg.Pacer.Hits() == 0 {
+			return nil, errors.New("the open-model schedule holds no request: raise the rate or the duration")
+		}
+	}
+	switch f.Progress {
+	case "auto", "on", "off":
+	default:
+		return nil, fmt.Errorf("--progress must be auto, on or off, got %q", f.Progress)
+	}
+	if f.MetricsListen != "" {
+		if _, _, err := net.SplitHostPort(f.MetricsListen); err != nil {
+			return nil, fmt.Errorf("--metrics-listen %q: want host:port or :port: %v", f.MetricsListen, err)
+		}
+	}
+	if err := d.Check(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// ParseTarget parses a --target URL: scheme://host:port with nothing after it.
+func ParseTarget(s string) (Target, error) {
+	if s == "" {
+		return Target{}, errors.New("--target is required (e.g. grpc://127.0.0.1:50051)")
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return Target{}, fmt.Errorf("--target %q: %v", s, err)
+	}
+	if u.Scheme == "" || u.Host == "" {
+		return Target{}, fmt.Errorf("--target %q: want scheme://host:port, e.g. grpc://127.0.0.1:50051", s)
+	}
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil || host == "" {
+		return Target{}, fmt.Errorf("--target %q: want host:port after %s://", s, u.Scheme)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return Target{}, fmt.Errorf("--target %q: port %q is not a number from 1 to 65535", s, port)
+	}
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return Target{}, fmt.Errorf("--target %q: only scheme://host:port is allowed; choose the call with --method", s)
+	}
+	return Target{URL: s, Scheme: u.Scheme, Address: u.Host}, nil
+}
+
+// ParseSteps parses "rate:duration,rate:duration".
+func ParseSteps(s string) ([]Constant, error) {
+	var out []Constant
+	for i, part := range strings.Split(s, ",") {
+		r, d, ok := strings.Cut(strings.TrimSpace(part), ":")
+		if !ok {
+			return nil, fmt.Errorf("step %d %q: want rate:duration, e.g. 1000:10s", i+1, part)
+		}
+		rate, err := strconv.ParseFloat(r, 64)
+		if err != nil || rate <= 0 {
+			return nil, fmt.Errorf("step %d %q: rate %q must be a positive number", i+1, part, r)
+		}
+		dur, err := time.ParseDuration(d)
+		if err != nil || dur <= 0 {
+			return nil, fmt.Errorf("step %d %q: duration %q must be positive, e.g. 10s", i+1, part, d)
+		}
+		out = append(out, Constant{PerSec: rate, For: dur})
+	}
+	return out, nil
+}
+
+// ParseRamp parses "from:to" in requests per second.
+func ParseRamp(s string) (from, to float64, err error) {
+	a, b, ok := strings.Cut(s, ":")
+	if !ok {
+		return 0, 0, errors.New("want from:to in requests per second, e.g. 1000:8000")
+	}
+	from, err1 := strconv.ParseFloat(a, 64)
+	to, err2 := strconv.ParseFloat(b, 64)
+	if err1 != nil || err2 != nil || from < 0 || to < 0 || from+to == 0 {
+		return 0, 0, errors.New("from and to must be non-negative numbers, not both 0")
+	}
+	return from, to, nil
+}
+
+// Command runs `protobench load` (drivers must be registered: see package loadcmd, which imports
+// them all). It returns the process exit code.
+func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, f, err := ParseArgs(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		if !isFlagPkgError(err) {
+			fmt.Fprintf(stderr, "protobench load: %v\n", err)
+		}
+		return ExitUsage
+	}
+
+	report := stdout
+	if f.Out == "-" {
+		report = stderr
+	}
+	opts := RunOptions{}
+	if f.Progress == "on" || (f.Progress == "auto" && isTerminal(stderr)) {
+		opts.Progress = func(p Progress) { fmt.Fprintf(stderr, "\r\033[K%s", FormatProgress(p)) }
+	}
+	var ms *MetricsServer
+	if f.MetricsListen != "" {
+		opts.Live = NewLiveMetrics(cfg.TargetName, cfg.Method, cfg.Labels)
+		ms, err = ServeMetrics(f.MetricsListen, opts.Live)
+		if err != nil {
+			fmt.Fprintf(stderr, "protobench load: --metrics-listen %s: %v\n", f.MetricsListen, err)
+			return ExitFail
+		}
+		defer ms.Close()
+	}
+
+	res, runErr := Run(ctx, cfg, opts)
+	if opts.Progress != nil {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	var ue *UsageError
+	if errors.As(runErr, &ue) {
+		fmt.Fprintf(stderr, "protobench load: %v\n", ue)
+		return ExitUsage
+	}
+	res.Args = append([]string{"load"}, args...)
+	WriteText(report, res)
+	if f.Out != "" {
+		if err := writeJSON(f.Out, stdout, res); err != nil {
+			fmt.Fprintf(stderr, "protobench load: --out %s: %v\n", f.Out, err)
+			return ExitFail
+		}
+	}
+	if ms != nil && f.MetricsLinger > 0 {
+		select {
+		case <-time.After(f.MetricsLinger):
+		case <-ctx.Done():
+		}
+	}
+	if runErr != nil {
+		fmt.Fprintf(stderr, "protobench load: %v\n", runErr)
+		return ExitFail
+	}
+	return ExitOK
+}
+
+// isFlagPkgError tells the flag package's own parse errors (already printed with the usage by
+// the FlagSet) from ours.
+func isFlagPkgError(err error) bool {
+	s := err.Error()
+	return strings.HasPrefix(s, "flag provided but not defined") || strings.HasPrefix(s, "invalid value") ||
+		strings.HasPrefix(s, "invalid boolean") || strings.HasPrefix(s, "bad flag syntax") || strings.HasPrefix(s, "flag needs an argument")
+}
+
+func writeJSON(path string, stdout io.Writer, res *Result) error {
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if path == "-" {
+		_, err = stdout.Write(b)
+		return err
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

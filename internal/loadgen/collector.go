@@ -1,0 +1,179 @@
+package loadgen
+
+import (
+	"context"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// SeriesPoint is one second of a run: requests that completed in it, and their latency.
+type SeriesPoint struct {
+	TS            float64 `json:"t_s"` // end of the interval, seconds since the measured window began
+	Requests      int64   `json:"requests"`
+	Errors        int64   `json:"errors"`
+	ThroughputRPS float64 `json:"throughput_rps"`
+	TargetRPS     float64 `json:"target_rps,omitempty"` // open model
+	P50Ms         float64 `json:"p50_ms"`
+	P99Ms         float64 `json:"p99_ms"`
+	Inflight      int64   `json:"inflight"`
+	// SchedulerLagMaxMs is the longest any request waited past its intended send time.
+	SchedulerLagMaxMs float64 `json:"scheduler_lag_max_ms"`
+}
+
+// collector wakes once a second, swaps every recorder's interval out, and turns the merged
+// interval into a series point, a progress line and live metrics. It also takes the snapshots
+// (bytes, CPU time, server counts) that bound the measured window.
+type collector struct {
+	e     *engine
+	start time.Time
+
+	spares   []interval
+	ivLat    *hdr.Histogram
+	ivSvc    *hdr.Histogram
+	cumLat   *hdr.Histogram // measured so far, for "p99 so far"
+	series   []SeriesPoint
+	lastTick time.Time
+
+	measured     bool
+	measuredReqs int64
+	measuredErrs int64
+
+	wireStart        [3]int64
+	cpuStart         float64
+	serverCountStart int64
+	serverCountErr   error
+	live             map[string]int64
+}
+
+func newCollector(e *engine, start time.Time) *collector {
+	c := &collector{
+		e: e, start: start, lastTick: start,
+		ivLat: newSeriesHistogram(), ivSvc: newSeriesHistogram(), cumLat: newSeriesHistogram(),
+		live: map[string]int64{},
+	}
+	for range e.recorders {
+		c.spares = append(c.spares, newInterval())
+	}
+	return c
+}
+
+// markMeasureStart takes the snapshots the measured window is counted from.
+func (c *collector) markMeasureStart() {
+	c.measured = true
+	c.wireStart = c.e.wireTotals()
+	c.cpuStart = cpuSeconds()
+	if sc, ok := c.e.driver.(ServerCounter); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), c.e.cfg.ConnectTimeout)
+		c.serverCountStart, c.serverCountErr = sc.ServerCount(ctx, c.e.cfg)
+		cancel()
+	}
+}
+
+func (c *collector) loop(stop <-chan struct{}) {
+	ms := c.e.sched.MeasureStart()
+	for {
+		next := c.lastTick.Add(time.Second)
+		if !c.measured && next.After(ms) {
+			next = ms
+		} else if c.measured {
+			k := c.lastTick.Sub(ms)/time.Second + 1
+			next = ms.Add(k * time.Second)
+		}
+		timer := time.NewTimer(time.Until(next))
+		select {
+		case <-stop:
+			timer.Stop()
+			c.tick(c.e.clock.Now())
+			return
+		case <-timer.C:
+		}
+		now := c.e.clock.Now()
+		c.tick(now)
+		if !c.measured && !now.Before(ms) {
+			c.markMeasureStart()
+		}
+	}
+}
+
+// tick closes the interval that ends now.
+func (c *collector) tick(now time.Time) {
+	c.ivLat.Reset()
+	c.ivSvc.Reset()
+	var reqs, errs, inflight int64
+	var lagMax time.Duration
+	for i, r := range c.e.recorders {
+		fresh := c.spares[i]
+		fresh.latency.Reset()
+		fresh.service.Reset()
+		fresh.requests, fresh.errors, fresh.lagMax = 0, 0, 0
+		old := r.swap(fresh)
+		c.ivLat.Merge(old.latency)
+		c.ivSvc.Merge(old.service)
+		reqs += old.requests
+		errs += old.errors
+		lagMax = max(lagMax, old.lagMax)
+		inflight += r.inflight.Load()
+		c.spares[i] = old
+	}
+	span := now.Sub(c.lastTick)
+	c.lastTick = now
+	rate := 0.0
+	if span > 0 {
+		rate = float64(reqs) / span.Seconds()
+	}
+	if l := c.e.opts.Live; l != nil {
+		clear(c.live)
+		for _, r := range c.e.recorders {
+			r.liveCodeCounts(c.live)
+		}
+		l.update(c.ivLat, c.ivSvc, c.live, inflight, lagMax)
+	}
+	ms := c.e.sched.MeasureStart()
+	if c.measured && span > 0 {
+		c.cumLat.Merge(c.ivLat)
+		c.measuredReqs += reqs
+		c.measuredErrs += errs
+		c.series = append(c.series, SeriesPoint{
+			TS:                round3(now.Sub(ms).Seconds()),
+			Requests:          reqs,
+			Errors:            errs,
+			ThroughputRPS:     round3(rate),
+			TargetRPS:         round3(c.e.sched.TargetRate(now.Add(-span / 2))),
+			P50Ms:             ms2(c.ivLat, 50),
+			P99Ms:             ms2(c.ivLat, 99),
+			Inflight:          inflight,
+			SchedulerLagMaxMs: round3(float64(lagMax.Microseconds()) / 1000),
+		})
+	}
+	if f := c.e.opts.Progress; f != nil {
+		p := Progress{RateRPS: rate, TargetRPS: c.e.sched.TargetRate(now), Requests: c.measuredReqs, Errors: c.measuredErrs, Inflight: inflight}
+		if now.Before(ms) {
+			p.Warmup, p.Elapsed, p.Total = true, now.Sub(c.start), ms.Sub(c.start)
+		} else {
+			p.Elapsed, p.Total = now.Sub(ms), c.e.sched.End().Sub(ms)
+			p.P99Ms = ms2(c.cumLat, 99)
+		}
+		f(p)
+	}
+}
+
+func ms2(h *hdr.Histogram, pct float64) float64 {
+	if h.TotalCount() == 0 {
+		return 0
+	}
+	return ms(h.ValueAtPercentile(pct))
+}
+
+// wireTotals sums every connection's counters: sent, received, messages.
+func (e *engine) wireTotals() [3]int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var t [3]int64
+	for _, w := range e.wires {
+		t[0] += w.Sent.Load()
+		t[1] += w.Received.Load()
+		t[2] += w.Messages.Load()
+	}
+	return t
+}

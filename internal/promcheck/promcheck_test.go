@@ -1,0 +1,213 @@
+package promcheck_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/protobench/protobench/internal/dashboards"
+	"github.com/protobench/protobench/internal/promcheck"
+)
+
+// Debian's packages (apt-get install prometheus prometheus-node-exporter).
+const (
+	prometheusBin   = "/usr/bin/prometheus"
+	nodeExporterBin = "/usr/bin/prometheus-node-exporter"
+)
+
+// freeAddr returns a loopback address with a port that was free a moment ago, for binaries that
+// cannot be told to pick port 0 and report it.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// start runs a binary until the test ends and fails the test if it exits early.
+func start(t *testing.T, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	logPath := filepath.Join(t.TempDir(), filepath.Base(name)+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		logFile.Close()
+		if t.Failed() {
+			log, _ := os.ReadFile(logPath)
+			t.Logf("%s output:\n%s", name, log)
+		}
+	})
+}
+
+// waitFor polls cond every 200 ms until it holds or the deadline passes.
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s after %s", what, within)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// startPrometheus runs Debian's Prometheus on a free loopback port with a throwaway data directory,
+// scraping itself (and node-exporter when nodeAddr is set) every second, as the compose Prometheus
+// does. It returns the base URL once the API answers.
+func startPrometheus(t *testing.T, nodeAddr string) string {
+	t.Helper()
+	if _, err := os.Stat(prometheusBin); err != nil {
+		t.Skipf("%s not installed (apt-get install -y prometheus): %v", prometheusBin, err)
+	}
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	config := fmt.Sprintf(`global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: prometheus
+    static_configs:
+      - targets: [%q]
+`, addr)
+	if nodeAddr != "" {
+		config += fmt.Sprintf(`  - job_name: node
+    static_configs:
+      - targets: [%q]
+`, nodeAddr)
+	}
+	configPath := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(configPath, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start(t, prometheusBin,
+		"--config.file="+configPath,
+		"--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr,
+	)
+	url := "http://" + addr
+	waitFor(t, 60*time.Second, "Prometheus to become ready", func() bool {
+		resp, err := http.Get(url + "/-/ready")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return url
+}
+
+func TestCheckClassifiesQueries(t *testing.T) {
+	url := startPrometheus(t, "")
+	ctx := context.Background()
+	waitFor(t, 30*time.Second, "the first self-scrape", func() bool {
+		return len(promcheck.Check(ctx, url, []promcheck.Query{{Name: "up", Expr: `up{job="prometheus"}`}})) == 0
+	})
+	cases := []struct {
+		name string
+		expr string
+		want promcheck.Kind // "" = no problem
+	}{
+		{"series", `up{job="prometheus"}`, ""},
+		{"scalar", `1 + 1`, ""},
+		{"unclosed paren", `sum(rate(up[5s])`, promcheck.KindParse},
+		{"unknown function", `nosuchfunc(up)`, promcheck.KindParse},
+		{"absent metric", `protobench_no_such_metric_total`, promcheck.KindEmpty},
+		{"label that is not there", `up{job="no-such-job"}`, promcheck.KindEmpty},
+		{"execution error", `label_replace(up, "x", "$1", "job", "(")`, promcheck.KindError},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			problems := promcheck.Check(ctx, url, []promcheck.Query{{Name: c.name, Expr: c.expr}})
+			switch {
+			case c.want == "" && len(problems) != 0:
+				t.Errorf("want no problem, got %v", problems)
+			case c.want != "" && (len(problems) != 1 || problems[0].Kind != c.want):
+				t.Errorf("want one %s problem, got %v", c.want, problems)
+			}
+		})
+	}
+}
+
+func TestCheckUnreachablePrometheus(t *testing.T) {
+	addr := freeAddr(t) // nothing listens here any more
+	qs := []promcheck.Query{{Name: "a", Expr: "up"}, {Name: "b", Expr: "up"}, {Name: "c", Expr: "up"}}
+	problems := promcheck.Check(context.Background(), "http://"+addr, qs)
+	if len(problems) != len(qs) {
+		t.Fatalf("got %d problems, want %d: %v", len(problems), len(qs), problems)
+	}
+	for i, p := range problems {
+		if p.Kind != promcheck.KindError || p.Query.Name != qs[i].Name {
+			t.Errorf("problem %d = %v", i, p)
+		}
+	}
+	if !strings.Contains(problems[0].Message, addr) {
+		t.Errorf("first message %q does not name the address %s", problems[0].Message, addr)
+	}
+	if !strings.HasPrefix(problems[1].Message, "not run") {
+		t.Errorf("after a transport error the rest should not be sent; got %q", problems[1].Message)
+	}
+}
+
+// TestDashboardQueriesAgainstPrometheus runs every dashboard query through a real Prometheus: none
+// may fail to parse. With node-exporter scraped too, the host dashboard's queries must return series,
+// which proves the node-exporter metric names and labels are right. The protobench, cAdvisor and
+// server metrics do not exist here, so those queries are expected to come back empty; the end-to-end
+// test checks them against the compose stack.
+func TestDashboardQueriesAgainstPrometheus(t *testing.T) {
+	nodeAddr := ""
+	if _, err := os.Stat(nodeExporterBin); err == nil {
+		nodeAddr = freeAddr(t)
+		start(t, nodeExporterBin, "--web.listen-address="+nodeAddr)
+	} else {
+		t.Logf("%s not installed, host queries are only parsed", nodeExporterBin)
+	}
+	url := startPrometheus(t, nodeAddr)
+	ctx := context.Background()
+	qs := dashboards.Queries()
+
+	problems := promcheck.Check(ctx, url, qs)
+	for _, p := range promcheck.Filter(problems, promcheck.KindParse, promcheck.KindError) {
+		t.Errorf("%v", p)
+	}
+	if nodeAddr == "" {
+		return
+	}
+	var host []promcheck.Query
+	for _, q := range qs {
+		if strings.HasPrefix(q.Name, dashboards.HostUID+" /") {
+			host = append(host, q)
+		}
+	}
+	// Rates need two samples inside the 5 s window: wait for the scrapes to accumulate.
+	deadline := time.Now().Add(60 * time.Second)
+	for last := promcheck.Check(ctx, url, host); len(last) > 0; last = promcheck.Check(ctx, url, host) {
+		if time.Now().After(deadline) {
+			for _, p := range last {
+				t.Errorf("%v", p)
+			}
+			t.Fatal("host queries still empty after 60 s of scrapes")
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Logf("%d dashboard queries parsed and ran; %d host queries returned series", len(qs), len(host))
+}

@@ -1,0 +1,114 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/protobench/protobench/internal/scenario"
+)
+
+// RepoRoot finds the protobench checkout: $PROTOBENCH_ROOT (run.sh sets it), else the nearest
+// parent of the working directory that holds scenarios/ and compose/.
+func RepoRoot() (string, error) {
+	if r := os.Getenv("PROTOBENCH_ROOT"); r != "" {
+		return r, nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if isDir(filepath.Join(dir, "scenarios")) && isDir(filepath.Join(dir, "compose")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("cannot find the protobench checkout (a folder with scenarios/ and compose/): run from inside it or set PROTOBENCH_ROOT")
+		}
+		dir = parent
+	}
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// splitScenarioArg lets the scenario name come before or after the flags, since
+// `./run.sh grpc-vs-rest --quick` is the natural way to type it.
+func splitScenarioArg(args []string) (string, []string) {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return args[0], args[1:]
+	}
+	return "", args
+}
+
+// parseRunFlags reads the `run` command line into Options.
+func parseRunFlags(args []string, stderr io.Writer) (Options, error) {
+	var o Options
+	name, rest := splitScenarioArg(args)
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: protobench run <scenario name | path/to/scenario.yaml> [flags]")
+		fs.PrintDefaults()
+	}
+	fs.BoolVar(&o.Quick, "quick", false, "every step at most 10 s and one repeat")
+	fs.IntVar(&o.Repeat, "repeat", 0, "repeats per step (overrides the scenario)")
+	fs.StringVar(&o.Only, "only", "", "run only steps whose name matches (comma-separated globs or substrings)")
+	tools := fs.String("tools", "", "comma-separated tools to run (protobench, ghz, wrk, k6)")
+	fs.StringVar(&o.OutDir, "out", "", "parent folder of the results folder (default: results/ in the checkout)")
+	fs.BoolVar(&o.KeepUp, "keep-up", false, "leave Prometheus and Grafana running afterwards")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "print the plan and the commands; start nothing")
+	fs.StringVar(&o.Resume, "resume", "", "results folder of an interrupted run to continue")
+	if err := fs.Parse(rest); err != nil {
+		return o, err
+	}
+	if name == "" && fs.NArg() > 0 {
+		name = fs.Arg(0)
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return o, err
+		}
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if name == "" && o.Resume == "" {
+		return o, errors.New("name a scenario (see 'protobench list') or a scenario file")
+	}
+	o.Scenario = name
+	if *tools != "" {
+		o.Tools = strings.Split(*tools, ",")
+	}
+	return o, nil
+}
+
+// ListCommand is `protobench list`: every scenario with its description and estimated time.
+func ListCommand(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("list", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		fmt.Fprintln(stderr, "protobench:", err)
+		return 2
+	}
+	entries, err := scenario.List(filepath.Join(root, "scenarios"), runtime.NumCPU())
+	if err != nil {
+		fmt.Fprintln(stderr, "protobench:", err)
+		return 1
+	}
+	if err := scenario.PrintList(stdout, entries); err != nil {
+		return 1
+	}
+	return 0
+}

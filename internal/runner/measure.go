@@ -1,0 +1,57 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/protobench/protobench/internal/prom"
+)
+
+// containerUsage is what cAdvisor saw of one compose service over a step's measured window.
+type containerUsage struct {
+	CPUSeconds       float64
+	MemMaxBytes      float64
+	ThrottledSeconds float64
+	Samples          float64 // how many CPU samples the window held: 0 means cAdvisor saw nothing
+}
+
+// usageQueries are the PromQL expressions for one service over a window of seconds. Matching on
+// the compose service label (not the container name) works for Compose v1 and v2 alike, and
+// summing covers the rare case of two containers of a service overlapping the window.
+func usageQueries(service string, windowSeconds int) map[string]string {
+	sel := fmt.Sprintf(`{container_label_com_docker_compose_service=%q}`, service)
+	w := fmt.Sprintf("[%ds]", windowSeconds)
+	return map[string]string{
+		"cpu":       "sum(increase(container_cpu_usage_seconds_total" + sel + w + "))",
+		"mem":       "max(max_over_time(container_memory_working_set_bytes" + sel + w + "))",
+		"throttled": "sum(increase(container_cpu_cfs_throttled_seconds_total" + sel + w + "))",
+		"samples":   "sum(count_over_time(container_cpu_usage_seconds_total" + sel + w + "))",
+	}
+}
+
+// windowSeconds rounds a window up to whole seconds, and to at least four scrape intervals so
+// that increase() has enough samples to work with.
+func windowSeconds(start, end time.Time) int {
+	s := int(math.Ceil(end.Sub(start).Seconds()))
+	if s < 4 {
+		s = 4
+	}
+	return s
+}
+
+// measureContainer reads a service's usage over [start, end] from Prometheus.
+func measureContainer(ctx context.Context, p *prom.Client, service string, start, end time.Time) (containerUsage, error) {
+	var u containerUsage
+	q := usageQueries(service, windowSeconds(start, end))
+	targets := map[string]*float64{"cpu": &u.CPUSeconds, "mem": &u.MemMaxBytes, "throttled": &u.ThrottledSeconds, "samples": &u.Samples}
+	for key, dst := range targets {
+		v, _, err := p.Scalar(ctx, q[key], end)
+		if err != nil {
+			return u, err
+		}
+		*dst = v
+	}
+	return u, nil
+}

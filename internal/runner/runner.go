@@ -1,0 +1,122 @@
+// Package runner carries out a scenario: it makes sure the images exist, starts the
+// observability stack, runs every planned step against a fresh capped server, reads the step's
+// resource use from Prometheus, and writes the results folder. It is the `run` subcommand.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/scenario"
+)
+
+// Orchestrator is the Stack plus what a whole run needs: the long-lived services around the
+// steps.
+type Orchestrator interface {
+	Stack
+	// Up starts long-lived services. env is the run-wide compose environment (image refs, the
+	// raw folder, the observability cpuset); later calls add their own on top of it.
+	Up(ctx context.Context, env map[string]string, services ...string) error
+	Down(ctx context.Context) error
+}
+
+// Options are a run's choices, from the command line.
+type Options struct {
+	Scenario     string // name under ScenariosDir or a path to a YAML file
+	ScenariosDir string
+	RepoRoot     string
+	OutDir       string // parent of the results folder
+	Quick        bool
+	Repeat       int
+	Only         string
+	Tools        []string
+	KeepUp       bool
+	DryRun       bool
+	Resume       string // an earlier results folder to continue
+	Stdout       io.Writer
+	Stderr       io.Writer
+}
+
+// progress prints "step i/N" lines with elapsed time and an ETA from the plan's estimate,
+// corrected by how the run has gone so far.
+type progress struct {
+	w        io.Writer
+	start    time.Time
+	total    int
+	estimate time.Duration
+	done     time.Duration // estimated time of the runs already finished
+}
+
+func (p *progress) begin(i int, r scenario.Run) {
+	elapsed := time.Since(p.start).Round(time.Second)
+	eta := "?"
+	if p.done > 0 {
+		// Scale the remaining estimate by how far reality has drifted from it so far.
+		scale := float64(time.Since(p.start)) / float64(p.done)
+		eta = time.Duration(float64(p.estimate-p.done) * scale).Round(time.Second).String()
+	} else {
+		eta = p.estimate.Round(time.Second).String()
+	}
+	fmt.Fprintf(p.w, "[%d/%d] %-28s %-11s %-10s r%d   elapsed %s, ETA %s\n",
+		i, p.total, r.Step, r.Target, r.Tool, r.Repeat, elapsed, eta)
+}
+
+func (p *progress) finish(r scenario.Run) {
+	p.done += scenario.StartOverhead + r.Warmup + r.Duration + r.Cooldown
+}
+
+// resultsDirName is <UTC timestamp>-<scenario>, so folders sort by time.
+func resultsDirName(now time.Time, name string) string {
+	return now.UTC().Format("20060102T150405Z") + "-" + name
+}
+
+// loadFinished reads the records of an interrupted run, keeping only runs that produced a
+// measurement, so that --resume redoes failed steps.
+func loadFinished(dir string) ([]results.Record, map[string]bool, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, map[string]bool{}, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var recs []results.Record
+	if err := json.Unmarshal(b, &recs); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
+	}
+	done := map[string]bool{}
+	var kept []results.Record
+	for _, r := range recs {
+		if r.Error != "" && r.Requests == 0 {
+			continue
+		}
+		kept = append(kept, r)
+		done[recordKey(r.Step, r.Target, r.Tool, r.Repeat)] = true
+	}
+	return kept, done, nil
+}
+
+func recordKey(step, target, tool string, repeat int) string {
+	return strings.Join([]string{step, target, tool, fmt.Sprint(repeat)}, "|")
+}
+
+// writeJSON writes v as indented JSON, atomically so an interrupted run never leaves half a file.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,293 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/scenario"
+	"github.com/protobench/protobench/internal/tool"
+)
+
+// Stack is what the runner needs from the container orchestrator (the compose CLI), kept narrow
+// so the step logic reads as the flow in DESIGN.md.
+type Stack interface {
+	// Recreate starts a fresh container of service with extra environment for the compose file.
+	Recreate(ctx context.Context, service string, env map[string]string) error
+	WaitHealthy(ctx context.Context, service string, timeout time.Duration) error
+	// Run runs a one-off container of service named name and returns its output and exit code.
+	Run(ctx context.Context, service, name string, env map[string]string, args []string) (stdout, stderr []byte, exitCode int, err error)
+	Remove(ctx context.Context, service string) error
+}
+
+// Meter reads what cAdvisor saw of a service over a window.
+type Meter interface {
+	Usage(ctx context.Context, service string, start, end time.Time) (containerUsage, error)
+}
+
+// stepRunner runs one planned run: fresh server, warm-up, measurement, usage, teardown.
+type stepRunner struct {
+	stack     Stack
+	meter     Meter
+	scenario  string
+	runID     string
+	resultDir string // host path of the results folder; raw/ lives inside
+	rawMount  string // where raw/ is mounted in tool containers
+	promURL   string // Prometheus as tool containers see it, for tools that push metrics
+	settle    time.Duration
+	log       func(format string, args ...any)
+}
+
+// serverHealthTimeout bounds a server's start. The Python server imports grpcio, which is slow
+// on a capped core, so it is generous.
+const serverHealthTimeout = 90 * time.Second
+
+func (s *stepRunner) run(ctx context.Context, r scenario.Run) results.Record {
+	rec := results.Record{
+		Scenario: s.scenario, Step: r.Step, Repeat: r.Repeat, Target: r.Target, Tool: r.Tool,
+		Method: r.Method, Model: r.Model, Connections: r.Connections, Concurrency: r.Concurrency,
+		Rate: r.Rate, PayloadBytes: r.PayloadBytes, Flags: []string{},
+	}
+	fail := func(err error) results.Record {
+		rec.Error = err.Error()
+		rec.Flags = append(rec.Flags, results.FlagFailed)
+		return rec
+	}
+	ep, err := endpointFor(r.Target)
+	if err != nil {
+		return fail(err)
+	}
+	adapter, ok := tool.Lookup(r.Tool)
+	if !ok {
+		return fail(fmt.Errorf("tool %q has no adapter in this build", r.Tool))
+	}
+	inv := tool.Invocation{
+		Target: r.Target, Address: ep.address(), Scheme: ep.Scheme, Method: r.Method, Pattern: r.Pattern,
+		Model: r.Model, Connections: r.Connections, Concurrency: r.Concurrency, RatePerSec: r.Rate,
+		PayloadBytes: r.PayloadBytes, Duration: r.Duration, RawDir: s.rawMount, RawPrefix: r.ID,
+		Labels:        map[string]string{"scenario": s.scenario, "step": r.Step, "run_id": s.runID},
+		PrometheusURL: s.promURL,
+	}
+	if err := adapter.Check(inv); err != nil {
+		return fail(fmt.Errorf("%s cannot run this step: %w", r.Tool, err))
+	}
+
+	serverEnv := serverEnvironment(r)
+	if err := s.stack.Recreate(ctx, ep.Service, serverEnv); err != nil {
+		return fail(fmt.Errorf("start %s: %w", ep.Service, err))
+	}
+	defer func() {
+		// A fresh server per run: stopping it here keeps one run's heap and connections out of
+		// the next, and frees the server core for the cooldown.
+		if err := s.stack.Remove(context.WithoutCancel(ctx), ep.Service); err != nil {
+			s.log("warning: removing %s: %v", ep.Service, err)
+		}
+	}()
+	if err := s.stack.WaitHealthy(ctx, ep.Service, serverHealthTimeout); err != nil {
+		return fail(fmt.Errorf("%s did not become healthy: %w", ep.Service, err))
+	}
+
+	clientEnv := clientEnvironment(r)
+	if adapter.OwnWarmup() {
+		inv.Warmup = r.Warmup
+	} else if r.Warmup > 0 {
+		warm := inv
+		warm.Duration = r.Warmup
+		warm.RawPrefix = r.ID + ".warmup"
+		stdout, stderr, _, err := s.stack.Run(ctx, adapter.Service(), containerName(adapter), clientEnv, adapter.Args(warm))
+		rec.RawFiles = append(rec.RawFiles, s.saveRaw(warm.RawPrefix, adapter.Name(), stdout, stderr)...)
+		if err != nil {
+			return fail(fmt.Errorf("warm-up with %s: %w", r.Tool, err))
+		}
+	}
+
+	started := time.Now()
+	stdout, stderr, code, err := s.stack.Run(ctx, adapter.Service(), containerName(adapter), clientEnv, adapter.Args(inv))
+	ended := time.Now()
+	rec.RawFiles = append(rec.RawFiles, s.saveRaw(r.ID, adapter.Name(), stdout, stderr)...)
+	if err != nil {
+		return fail(fmt.Errorf("run %s: %w", r.Tool, err))
+	}
+	files, names := s.collectFiles(r.ID)
+	rec.RawFiles = append(rec.RawFiles, names...)
+	parsed, perr := adapter.Parse(inv, tool.Raw{Stdout: stdout, Stderr: stderr, Files: files})
+	if perr != nil {
+		msg := fmt.Sprintf("parse %s output: %v", r.Tool, perr)
+		if code != 0 {
+			msg = fmt.Sprintf("%s exited with %d (%s); %s", r.Tool, code, lastLine(stderr), msg)
+		}
+		return fail(fmt.Errorf("%s", msg))
+	}
+	mergeMeasured(&rec, parsed)
+	if code != 0 && rec.Error == "" {
+		// Partial results are still results: keep them, and say the tool did not end cleanly.
+		rec.Error = fmt.Sprintf("%s exited with %d: %s", r.Tool, code, lastLine(stderr))
+	}
+
+	// The measured window is the tail of the tool's run: its own warm-up, if any, came first.
+	windowEnd := ended
+	windowStart := ended.Add(-time.Duration(rec.DurationS * float64(time.Second)))
+	if rec.DurationS <= 0 || windowStart.Before(started) {
+		windowStart = started
+	}
+	rec.StartUnix = float64(windowStart.UnixNano()) / 1e9
+	rec.EndUnix = float64(windowEnd.UnixNano()) / 1e9
+
+	// Prometheus scrapes every second and cAdvisor refreshes every second: wait for the samples
+	// that cover the end of the window before asking for them.
+	select {
+	case <-ctx.Done():
+	case <-time.After(s.settle):
+	}
+	s.addUsage(ctx, &rec, r, ep.Service, adapter.Service(), windowStart, windowEnd)
+	return rec
+}
+
+// addUsage fills the server and client CPU fields and the flags that depend on them.
+func (s *stepRunner) addUsage(ctx context.Context, rec *results.Record, r scenario.Run, serverService, clientService string, start, end time.Time) {
+	window := end.Sub(start).Seconds()
+	server, err := s.meter.Usage(ctx, serverService, start, end)
+	if err != nil {
+		s.log("warning: server usage for %s: %v", r.ID, err)
+		return
+	}
+	if server.Samples == 0 {
+		s.log("warning: Prometheus holds no cAdvisor samples for %s during %s", serverService, r.ID)
+	}
+	rec.ServerCPUSeconds = server.CPUSeconds
+	rec.ServerMemMaxBytes = server.MemMaxBytes
+	rec.ServerThrottledSeconds = server.ThrottledSeconds
+	if window > 0 && r.Caps.ServerCPUs > 0 {
+		rec.ServerCPUPercentOfCap = 100 * server.CPUSeconds / window / r.Caps.ServerCPUs
+	}
+	if rec.Requests > 0 {
+		rec.CPUMicrosPerRequest = server.CPUSeconds * 1e6 / float64(rec.Requests)
+	}
+	// Throttling of a few percent of the window means the quota, not the work, set the pace.
+	if window > 0 && server.ThrottledSeconds > 0.05*window {
+		rec.Flags = appendFlag(rec.Flags, results.FlagThrottled)
+	}
+	client, err := s.meter.Usage(ctx, clientService, start, end)
+	if err != nil {
+		s.log("warning: client usage for %s: %v", r.ID, err)
+		return
+	}
+	if window > 0 && r.Caps.ClientCPUs > 0 {
+		rec.ClientCPUPercentOfCap = 100 * client.CPUSeconds / window / r.Caps.ClientCPUs
+	}
+	if rec.ClientCPUPercentOfCap >= clientBoundPercent {
+		rec.Flags = appendFlag(rec.Flags, results.FlagClientBound)
+	}
+}
+
+// clientBoundPercent is where a load tool stops being trusted: above it the tool, not the
+// server, may be what limits throughput.
+const clientBoundPercent = 90
+
+// mergeMeasured copies the fields a tool measures onto the record the runner set up.
+func mergeMeasured(rec *results.Record, m results.Record) {
+	rec.DurationS = m.DurationS
+	rec.Requests = m.Requests
+	rec.Errors = m.Errors
+	rec.ThroughputRPS = m.ThroughputRPS
+	rec.LatencyMs = m.LatencyMs
+	rec.ServiceTimeMs = m.ServiceTimeMs
+	for _, f := range m.Flags {
+		rec.Flags = appendFlag(rec.Flags, f)
+	}
+	if m.Error != "" {
+		rec.Error = m.Error
+	}
+}
+
+func appendFlag(flags []string, f string) []string {
+	for _, x := range flags {
+		if x == f {
+			return flags
+		}
+	}
+	return append(flags, f)
+}
+
+// serverEnvironment is the compose interpolation environment for a run's server: caps, cpuset
+// and the scenario's knobs.
+func serverEnvironment(r scenario.Run) map[string]string {
+	env := map[string]string{
+		"PROTOBENCH_SERVER_CPUS":   formatCPUs(r.Caps.ServerCPUs),
+		"PROTOBENCH_SERVER_CPUSET": r.Layout.ServerCPUSet,
+		"PROTOBENCH_SERVER_MEM":    fmt.Sprintf("%d", r.Caps.ServerMemoryBytes),
+	}
+	for k, v := range r.Env {
+		env[k] = v
+	}
+	return env
+}
+
+// clientEnvironment is the compose interpolation environment for a run's load tool.
+func clientEnvironment(r scenario.Run) map[string]string {
+	return map[string]string{
+		"PROTOBENCH_CLIENT_CPUS":   formatCPUs(r.Caps.ClientCPUs),
+		"PROTOBENCH_CLIENT_CPUSET": r.Layout.ClientCPUSet,
+		"PROTOBENCH_CLIENT_MEM":    fmt.Sprintf("%d", r.Caps.ClientMemoryBytes),
+	}
+}
+
+func formatCPUs(c float64) string { return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", c), "0"), ".") }
+
+// containerName is the fixed name of a tool's one-off container. Prometheus finds the load
+// generator's live metrics by this name on the compose network.
+func containerName(a tool.Adapter) string { return "protobench-" + a.Service() }
+
+// saveRaw writes a tool's stdout and stderr untouched and returns their paths under the results
+// folder.
+func (s *stepRunner) saveRaw(prefix, toolName string, stdout, stderr []byte) []string {
+	var names []string
+	for suffix, data := range map[string][]byte{"stdout": stdout, "stderr": stderr} {
+		name := filepath.Join("raw", fmt.Sprintf("%s.%s.%s", prefix, toolName, suffix))
+		if err := os.WriteFile(filepath.Join(s.resultDir, name), data, 0o644); err != nil {
+			s.log("warning: keeping raw output: %v", err)
+			continue
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// collectFiles reads the files a tool wrote under raw/ for this run.
+func (s *stepRunner) collectFiles(prefix string) (map[string][]byte, []string) {
+	matches, _ := filepath.Glob(filepath.Join(s.resultDir, "raw", prefix+".*"))
+	files := map[string][]byte{}
+	var names []string
+	for _, m := range matches {
+		base := filepath.Base(m)
+		if strings.HasSuffix(base, ".stdout") || strings.HasSuffix(base, ".stderr") || strings.Contains(base, ".warmup.") {
+			continue
+		}
+		b, err := os.ReadFile(m)
+		if err != nil {
+			continue
+		}
+		files[base] = b
+		names = append(names, filepath.Join("raw", base))
+	}
+	sort.Strings(names)
+	return files, names
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	l := strings.TrimSpace(lines[len(lines)-1])
+	if len(l) > 200 {
+		l = l[:200] + "…"
+	}
+	if l == "" {
+		return "no output"
+	}
+	return l
+}

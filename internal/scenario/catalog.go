@@ -1,0 +1,208 @@
+package scenario
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/protobench/protobench/internal/contract"
+)
+
+// Target names: one per server image.
+const (
+	TargetGRPC       = "grpc"
+	TargetREST       = "rest"
+	TargetNetRPC     = "netrpc"
+	TargetZeroMQ     = "zeromq"
+	TargetPythonGRPC = "python-grpc"
+)
+
+// Targets lists every server a scenario may name, in the order the documentation uses.
+var Targets = []string{TargetGRPC, TargetREST, TargetNetRPC, TargetZeroMQ, TargetPythonGRPC}
+
+// Tool names: protobench is our own generator, the others are cross-checks.
+const (
+	ToolProtobench = "protobench"
+	ToolGHZ        = "ghz"
+	ToolWrk        = "wrk"
+	ToolK6         = "k6"
+)
+
+// Tools lists every load tool a scenario may name; the first one is the default.
+var Tools = []string{ToolProtobench, ToolGHZ, ToolWrk, ToolK6}
+
+// Load models.
+const (
+	ModelClosed = "closed" // connections × concurrency requests in flight, back to back
+	ModelOpen   = "open"   // a constant arrival rate, latency counted from the intended send time
+)
+
+// MethodPublish is the ZeroMQ-only method that makes the server publish its payload on PUB.
+const MethodPublish = "Publish"
+
+// ZeroMQ client patterns (the server side is ROUTER, PULL and PUB).
+const (
+	PatternDealer = "dealer"
+	PatternReq    = "req"
+	PatternPush   = "push"
+	PatternSub    = "sub"
+)
+
+// Patterns lists the ZeroMQ patterns; the first one is the default for target zeromq.
+var Patterns = []string{PatternDealer, PatternReq, PatternPush, PatternSub}
+
+// toolInfo says what a tool can drive. It mirrors what the adapters' Check accepts, so that a
+// scenario fails when it is loaded rather than when its step comes up an hour into the run.
+type toolInfo struct {
+	targets map[string]bool
+	open    bool // supports a constant arrival rate
+	mix     bool // supports a weighted mix of methods in one step
+	why     string
+}
+
+var toolCatalog = map[string]toolInfo{
+	ToolProtobench: {targets: set(Targets...), open: true, mix: true},
+	ToolGHZ: {targets: set(TargetGRPC, TargetPythonGRPC), open: true,
+		why: "ghz speaks gRPC only"},
+	ToolWrk: {targets: set(TargetREST),
+		why: "wrk speaks HTTP only and is closed-loop (Debian's wrk has no -R; wrk2 cannot be built here)"},
+	ToolK6: {targets: set(TargetREST, TargetGRPC, TargetPythonGRPC), open: true,
+		why: "k6 speaks HTTP and gRPC only"},
+}
+
+// methodsByTarget lists the contract methods each server implements.
+var methodsByTarget = map[string]map[string]bool{
+	TargetGRPC:       set(contract.MethodEcho, contract.MethodGetUser, contract.MethodMultiply, contract.MethodDivide, contract.MethodEchoStream),
+	TargetPythonGRPC: set(contract.MethodEcho, contract.MethodGetUser, contract.MethodMultiply, contract.MethodDivide, contract.MethodEchoStream),
+	TargetREST:       set(contract.MethodEcho, contract.MethodGetUser, contract.MethodMultiply, contract.MethodDivide),
+	TargetNetRPC:     set(contract.MethodEcho, contract.MethodGetUser, contract.MethodMultiply, contract.MethodDivide),
+	TargetZeroMQ:     set(contract.MethodEcho, contract.MethodGetUser, contract.MethodMultiply, contract.MethodDivide, MethodPublish),
+}
+
+// allMethods is every method name any target accepts, for error messages.
+var allMethods = append(append([]string{}, contract.Methods...), MethodPublish)
+
+// payloadMethods are the methods whose request carries payload_bytes.
+var payloadMethods = set(contract.MethodEcho, contract.MethodEchoStream, MethodPublish)
+
+// knobKind is how a knob's value is checked.
+type knobKind int
+
+const (
+	knobInt knobKind = iota
+	knobBool
+	knobSize
+	knobEnum
+)
+
+// knobSpec describes one server knob. A knob reaches its server as the environment variable
+// PROTOBENCH_<NAME IN UPPER CASE>, so adding a knob here and reading it in the server is all it takes.
+type knobSpec struct {
+	kind  knobKind
+	min   int64
+	enum  []string
+	about string
+}
+
+// commonKnobs apply to every server.
+var commonKnobs = map[string]knobSpec{
+	"max_payload_bytes": {kind: knobSize, min: 1, about: "largest request the server accepts"},
+}
+
+// knobsByTarget lists the knobs each server understands beyond commonKnobs.
+var knobsByTarget = map[string]map[string]knobSpec{
+	TargetGRPC: {
+		"max_concurrent_streams": {kind: knobInt, min: 1, about: "HTTP/2 streams per connection (grpc.MaxConcurrentStreams)"},
+	},
+	TargetPythonGRPC: {
+		"mode":                   {kind: knobEnum, enum: []string{"sync", "aio"}, about: "thread-pool server or asyncio server"},
+		"gzip":                   {kind: knobBool, about: "compress responses with gzip"},
+		"max_workers":            {kind: knobInt, min: 1, about: "thread-pool size in sync mode"},
+		"max_concurrent_streams": {kind: knobInt, min: 1, about: "HTTP/2 streams per connection"},
+	},
+	TargetREST:   {},
+	TargetNetRPC: {},
+	TargetZeroMQ: {
+		"sndhwm":         {kind: knobInt, min: 0, about: "send high-water mark in messages (0 = unlimited)"},
+		"rcvhwm":         {kind: knobInt, min: 0, about: "receive high-water mark in messages (0 = unlimited)"},
+		"io_threads":     {kind: knobInt, min: 1, about: "libzmq I/O threads"},
+		"sink_consumers": {kind: knobInt, min: 1, about: "goroutines counting messages behind the PULL sink"},
+	},
+}
+
+// knobSpecFor returns the spec of knob name on target.
+func knobSpecFor(target, name string) (knobSpec, bool) {
+	if k, ok := commonKnobs[name]; ok {
+		return k, true
+	}
+	k, ok := knobsByTarget[target][name]
+	return k, ok
+}
+
+// knobNames lists the knobs target accepts, sorted.
+func knobNames(target string) []string {
+	var names []string
+	for n := range commonKnobs {
+		names = append(names, n)
+	}
+	for n := range knobsByTarget[target] {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// KnobEnv is the environment variable that carries knob name to its server.
+func KnobEnv(name string) string {
+	return "PROTOBENCH_" + strings.ToUpper(name)
+}
+
+// check validates a knob's raw scalar text and returns its canonical string form.
+func (k knobSpec) check(raw string) (string, error) {
+	switch k.kind {
+	case knobInt:
+		v, err := strconv.ParseInt(strings.ReplaceAll(raw, "_", ""), 10, 64)
+		if err != nil || v < k.min {
+			return "", fmt.Errorf("expected an integer >= %d, got %q", k.min, raw)
+		}
+		return strconv.FormatInt(v, 10), nil
+	case knobBool:
+		v, err := strconv.ParseBool(raw)
+		if err != nil {
+			return "", fmt.Errorf("expected true or false, got %q", raw)
+		}
+		return strconv.FormatBool(v), nil
+	case knobSize:
+		v, err := ParseSize(raw)
+		if err != nil || v < k.min {
+			return "", fmt.Errorf("expected a size such as 16MiB, got %q", raw)
+		}
+		return strconv.FormatInt(v, 10), nil
+	case knobEnum:
+		for _, e := range k.enum {
+			if raw == e {
+				return raw, nil
+			}
+		}
+		return "", fmt.Errorf("expected one of %s, got %q", strings.Join(k.enum, ", "), raw)
+	}
+	return "", fmt.Errorf("unsupported knob")
+}
+
+func set(xs ...string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

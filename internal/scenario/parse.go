@@ -1,0 +1,420 @@
+package scenario
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/protobench/protobench/internal/contract"
+)
+
+// namePattern keeps scenario and step names usable in file names, run IDs and metric labels.
+var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,47}$`)
+
+const nameRule = "lower-case letters, digits and dashes, at most 48, starting with a letter or digit"
+
+func (d *decoder) name(n *yaml.Node, field string) (string, bool) {
+	s, ok := d.str(n, field)
+	if !ok {
+		return "", false
+	}
+	if !namePattern.MatchString(s) {
+		d.add(lineOf(n), field, "expected %s, got %q", nameRule, clip(s))
+		return "", false
+	}
+	return s, true
+}
+
+func (d *decoder) decodeScenario(root *yaml.Node, sc *Scenario) {
+	var defaults TimingOverride
+	seen := d.mapping(root, "", map[string]keyHandler{
+		"name": func(v *yaml.Node, f string) { sc.Name, _ = d.name(v, f) },
+		"description": func(v *yaml.Node, f string) {
+			sc.Description, _ = d.str(v, f)
+		},
+		"source": func(v *yaml.Node, f string) { sc.Source, _ = d.str(v, f) },
+		"published": func(v *yaml.Node, f string) {
+			sc.Published = d.decodePublished(v, f)
+		},
+		"caps":     func(v *yaml.Node, f string) { sc.Caps = d.decodeCaps(v, f) },
+		"layout":   func(v *yaml.Node, f string) { sc.Layout = d.decodeLayout(v, f) },
+		"servers":  func(v *yaml.Node, f string) { sc.Servers = d.decodeServers(v, f) },
+		"defaults": func(v *yaml.Node, f string) { defaults = d.decodeTiming(v, f) },
+		"steps": func(v *yaml.Node, f string) {
+			d.list(v, f, func(item *yaml.Node, f string) {
+				sc.Steps = append(sc.Steps, d.decodeStep(item, f))
+			})
+		},
+	})
+	if seen == nil {
+		return
+	}
+	d.require(root, "scenario", seen, "name", "description", "steps")
+	sc.Defaults = Timing{Warmup: DefaultWarmup, Duration: DefaultDuration, Repeats: DefaultRepeats, Cooldown: DefaultCooldown}
+	defaults.apply(&sc.Defaults)
+	if sc.Servers == nil {
+		sc.Servers = map[string]Server{}
+	}
+}
+
+// apply copies the fields o sets onto t.
+func (o TimingOverride) apply(t *Timing) {
+	if o.Warmup != nil {
+		t.Warmup = *o.Warmup
+	}
+	if o.Duration != nil {
+		t.Duration = *o.Duration
+	}
+	if o.Cooldown != nil {
+		t.Cooldown = *o.Cooldown
+	}
+	if o.Repeats != nil {
+		t.Repeats = *o.Repeats
+	}
+}
+
+// timingHandlers decodes the four timing keys, shared by defaults and steps.
+func (d *decoder) timingHandlers(t *TimingOverride, h map[string]keyHandler) map[string]keyHandler {
+	h["warmup"] = func(v *yaml.Node, f string) {
+		if x, ok := d.duration(v, f, true); ok {
+			t.Warmup = &x
+		}
+	}
+	h["duration"] = func(v *yaml.Node, f string) {
+		if x, ok := d.duration(v, f, false); ok {
+			t.Duration = &x
+		}
+	}
+	h["cooldown"] = func(v *yaml.Node, f string) {
+		if x, ok := d.duration(v, f, true); ok {
+			t.Cooldown = &x
+		}
+	}
+	h["repeats"] = func(v *yaml.Node, f string) {
+		if x, ok := d.integer(v, f, 1, maxRepeats); ok {
+			r := int(x)
+			t.Repeats = &r
+		}
+	}
+	return h
+}
+
+func (d *decoder) decodeTiming(n *yaml.Node, field string) TimingOverride {
+	var t TimingOverride
+	d.mapping(n, field, d.timingHandlers(&t, map[string]keyHandler{}))
+	return t
+}
+
+func (d *decoder) decodeCaps(n *yaml.Node, field string) Caps {
+	var c Caps
+	d.mapping(n, field, map[string]keyHandler{
+		"server_cpus":   func(v *yaml.Node, f string) { c.ServerCPUs, _ = d.number(v, f, 0, 1024, true) },
+		"client_cpus":   func(v *yaml.Node, f string) { c.ClientCPUs, _ = d.number(v, f, 0, 1024, true) },
+		"server_memory": func(v *yaml.Node, f string) { c.ServerMemoryBytes, _ = d.size(v, f, 6<<20) },
+		"client_memory": func(v *yaml.Node, f string) { c.ClientMemoryBytes, _ = d.size(v, f, 6<<20) },
+	})
+	return c
+}
+
+func (d *decoder) decodeLayout(n *yaml.Node, field string) LayoutSpec {
+	l := LayoutSpec{lines: map[string]int{}}
+	cpuset := func(dst *string) keyHandler {
+		return func(v *yaml.Node, f string) {
+			l.lines[f[strings.LastIndex(f, ".")+1:]] = lineOf(v)
+			s, ok := d.text(v, f)
+			if !ok {
+				return
+			}
+			if _, err := parseCPUSet(s); err != nil {
+				d.add(lineOf(v), f, "expected a cpuset such as 0, 0-3 or 0,2, got %q", clip(s))
+				return
+			}
+			*dst = s
+		}
+	}
+	d.mapping(n, field, map[string]keyHandler{
+		"server_cpuset":        cpuset(&l.ServerCPUSet),
+		"client_cpuset":        cpuset(&l.ClientCPUSet),
+		"observability_cpuset": cpuset(&l.ObservabilityCPUSet),
+	})
+	return l
+}
+
+// decodeServers reads a mapping from target name to that server's caps and knobs.
+func (d *decoder) decodeServers(n *yaml.Node, field string) map[string]Server {
+	out := map[string]Server{}
+	handlers := map[string]keyHandler{}
+	for _, t := range Targets {
+		target := t
+		handlers[target] = func(v *yaml.Node, f string) {
+			var s Server
+			d.mapping(v, f, map[string]keyHandler{
+				"cpus":   func(v *yaml.Node, f string) { s.CPUs, _ = d.number(v, f, 0, 1024, true) },
+				"memory": func(v *yaml.Node, f string) { s.MemoryBytes, _ = d.size(v, f, 6<<20) },
+				"knobs":  func(v *yaml.Node, f string) { s.Knobs = d.decodeKnobs(v, f, target) },
+			})
+			out[target] = s
+		}
+	}
+	d.mapping(n, field, handlers)
+	return out
+}
+
+func (d *decoder) decodeKnobs(n *yaml.Node, field, target string) map[string]string {
+	knobs := map[string]string{}
+	handlers := map[string]keyHandler{}
+	for _, name := range knobNames(target) {
+		name := name
+		spec, _ := knobSpecFor(target, name)
+		handlers[name] = func(v *yaml.Node, f string) {
+			raw, ok := d.text(v, f)
+			if !ok {
+				return
+			}
+			val, err := spec.check(raw)
+			if err != nil {
+				d.add(lineOf(v), f, "%v", err)
+				return
+			}
+			knobs[name] = val
+		}
+	}
+	d.mapping(n, field, handlers)
+	return knobs
+}
+
+func (d *decoder) decodeStep(n *yaml.Node, field string) Step {
+	st := Step{Line: lineOf(n), pos: map[string]int{}}
+	at := func(key string, v *yaml.Node) { st.pos[key] = lineOf(v) }
+	h := map[string]keyHandler{
+		"name":        func(v *yaml.Node, f string) { st.Name, _ = d.name(v, f) },
+		"description": func(v *yaml.Node, f string) { st.Description, _ = d.str(v, f) },
+		"targets": func(v *yaml.Node, f string) {
+			at("targets", v)
+			st.Targets = d.nameList(v, f, "target", Targets)
+			d.itemLines(v, "targets", st.pos)
+		},
+		"tools": func(v *yaml.Node, f string) {
+			at("tools", v)
+			st.Tools = d.nameList(v, f, "tool", Tools)
+			d.itemLines(v, "tools", st.pos)
+		},
+		"method": func(v *yaml.Node, f string) {
+			at("method", v)
+			if s, ok := d.str(v, f); ok {
+				if !contains(allMethods, s) {
+					d.add(lineOf(v), f, "unknown method %q; expected one of %s", clip(s), strings.Join(allMethods, ", "))
+					return
+				}
+				st.Method = s
+			}
+		},
+		"mix": func(v *yaml.Node, f string) { at("mix", v); st.Mix = d.decodeMix(v, f) },
+		"model": func(v *yaml.Node, f string) {
+			at("model", v)
+			if s, ok := d.str(v, f); ok {
+				if s != ModelClosed && s != ModelOpen {
+					d.add(lineOf(v), f, "expected closed or open, got %q", clip(s))
+					return
+				}
+				st.Model = s
+			}
+		},
+		"connections": func(v *yaml.Node, f string) {
+			at("connections", v)
+			x, _ := d.integer(v, f, 1, maxConnections)
+			st.Connections = int(x)
+		},
+		"concurrency": func(v *yaml.Node, f string) {
+			at("concurrency", v)
+			x, _ := d.integer(v, f, 1, maxConcurrency)
+			st.Concurrency = int(x)
+		},
+		"rate": func(v *yaml.Node, f string) {
+			at("rate", v)
+			st.Rate, _ = d.number(v, f, 0, maxRate, true)
+		},
+		"payload_bytes": func(v *yaml.Node, f string) {
+			at("payload_bytes", v)
+			x, _ := d.size(v, f, 0)
+			st.PayloadBytes = int(x)
+		},
+		"zmq_pattern": func(v *yaml.Node, f string) {
+			at("zmq_pattern", v)
+			if s, ok := d.str(v, f); ok {
+				if !contains(Patterns, s) {
+					d.add(lineOf(v), f, "unknown ZeroMQ pattern %q; expected one of %s", clip(s), strings.Join(Patterns, ", "))
+					return
+				}
+				st.Pattern = s
+			}
+		},
+		"caps":    func(v *yaml.Node, f string) { st.Caps = d.decodeCaps(v, f) },
+		"servers": func(v *yaml.Node, f string) { at("servers", v); st.Servers = d.decodeServers(v, f) },
+		"matrix":  func(v *yaml.Node, f string) { st.Matrix = d.decodeMatrix(v, f, st.pos) },
+		"baseline": func(v *yaml.Node, f string) {
+			at("baseline", v)
+			if s, ok := d.str(v, f); ok {
+				if !contains(Targets, s) {
+					d.add(lineOf(v), f, "unknown target %q; expected one of %s", clip(s), strings.Join(Targets, ", "))
+					return
+				}
+				st.Baseline = s
+			}
+		},
+		"knee_p99_ms": func(v *yaml.Node, f string) {
+			at("knee_p99_ms", v)
+			st.KneeP99Ms, _ = d.number(v, f, 0, 1e6, true)
+		},
+	}
+	seen := d.mapping(n, field, d.timingHandlers(&st.Timing, h))
+	d.require(n, field, seen, "name")
+	// Errors about a key point at the key's line, which for a block value is the line above it.
+	for k, kn := range seen {
+		st.pos[k] = kn.Line
+	}
+	return st
+}
+
+// itemLines records the line of every item of a list, keyed "key[i]".
+func (d *decoder) itemLines(n *yaml.Node, key string, pos map[string]int) {
+	n = resolve(n)
+	if n.Kind != yaml.SequenceNode {
+		return
+	}
+	for i, item := range n.Content {
+		pos[fmt.Sprintf("%s[%d]", key, i)] = lineOf(item)
+	}
+}
+
+// decodeMix reads method weights such as {Echo: 70, GetUser: 30}.
+func (d *decoder) decodeMix(n *yaml.Node, field string) map[string]int {
+	mix := map[string]int{}
+	handlers := map[string]keyHandler{}
+	for _, m := range allMethods {
+		m := m
+		handlers[m] = func(v *yaml.Node, f string) {
+			if w, ok := d.integer(v, f, 1, 1000000); ok {
+				mix[m] = int(w)
+			}
+		}
+	}
+	seen := d.mapping(n, field, handlers)
+	if seen != nil && len(seen) < 2 {
+		d.add(lineOf(n), field, "a mix needs at least two methods; use method: for one")
+	}
+	return mix
+}
+
+func (d *decoder) decodeMatrix(n *yaml.Node, field string, pos map[string]int) *Matrix {
+	m := &Matrix{Line: lineOf(n)}
+	ints := func(dst *[]int, key string, min, max int64) keyHandler {
+		return func(v *yaml.Node, f string) {
+			pos["matrix."+key] = lineOf(v)
+			seen := map[int64]bool{}
+			d.list(v, f, func(item *yaml.Node, f string) {
+				x, ok := d.integer(item, f, min, max)
+				if ok && seen[x] {
+					d.add(lineOf(item), f, "value %d listed twice", x)
+					return
+				}
+				if ok {
+					seen[x] = true
+					*dst = append(*dst, int(x))
+				}
+			})
+		}
+	}
+	seen := d.mapping(n, field, map[string]keyHandler{
+		"connections": ints(&m.Connections, "connections", 1, maxConnections),
+		"concurrency": ints(&m.Concurrency, "concurrency", 1, maxConcurrency),
+		"payload_bytes": func(v *yaml.Node, f string) {
+			pos["matrix.payload_bytes"] = lineOf(v)
+			seen := map[int64]bool{}
+			d.list(v, f, func(item *yaml.Node, f string) {
+				x, ok := d.size(item, f, 0)
+				if ok && seen[x] {
+					d.add(lineOf(item), f, "value %s listed twice", FormatSize(x))
+					return
+				}
+				if ok {
+					seen[x] = true
+					m.PayloadBytes = append(m.PayloadBytes, int(x))
+				}
+			})
+		},
+		"rate": func(v *yaml.Node, f string) {
+			pos["matrix.rate"] = lineOf(v)
+			seen := map[float64]bool{}
+			d.list(v, f, func(item *yaml.Node, f string) {
+				x, ok := d.number(item, f, 0, maxRate, true)
+				if ok && seen[x] {
+					d.add(lineOf(item), f, "value %s listed twice", formatFloat(x))
+					return
+				}
+				if ok {
+					seen[x] = true
+					m.Rate = append(m.Rate, x)
+				}
+			})
+		},
+		"targets": func(v *yaml.Node, f string) {
+			pos["matrix.targets"] = lineOf(v)
+			m.Targets = d.nameList(v, f, "target", Targets)
+			d.itemLines(v, "matrix.targets", pos)
+		},
+		"tools": func(v *yaml.Node, f string) {
+			pos["matrix.tools"] = lineOf(v)
+			m.Tools = d.nameList(v, f, "tool", Tools)
+			d.itemLines(v, "matrix.tools", pos)
+		},
+	})
+	for k, kn := range seen {
+		pos["matrix."+k] = kn.Line
+	}
+	if seen != nil && len(seen) == 0 {
+		d.add(m.Line, field, "empty matrix expands to nothing; give at least one of concurrency, connections, payload_bytes, rate, targets, tools")
+	}
+	return m
+}
+
+// mixString is the canonical method string of a mix: "Echo:70,GetUser:30", sorted by method, so
+// one string carries the mix through tool.Invocation.Method and the load generator's --method.
+func mixString(mix map[string]int) string {
+	names := make([]string, 0, len(mix))
+	for m := range mix {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, m := range names {
+		parts[i] = fmt.Sprintf("%s:%d", m, mix[m])
+	}
+	return strings.Join(parts, ",")
+}
+
+// isPayloadMethod reports whether method (or any method of a mix) carries payload_bytes.
+func isPayloadMethod(method string, mix map[string]int) bool {
+	if len(mix) == 0 {
+		return payloadMethods[method]
+	}
+	for m := range mix {
+		if payloadMethods[m] {
+			return true
+		}
+	}
+	return false
+}
+
+// maxPayloadFor is the largest payload target accepts under the given knobs.
+func maxPayloadFor(knobs map[string]string) int64 {
+	if v, ok := knobs["max_payload_bytes"]; ok {
+		if n, err := ParseSize(v); err == nil {
+			return n
+		}
+	}
+	return contract.DefaultMaxPayloadBytes
+}

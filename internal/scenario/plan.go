@@ -1,0 +1,313 @@
+package scenario
+
+import (
+	"fmt"
+	"path"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// StartOverhead is the time the estimate adds per run for starting the capped server, waiting
+// until it is healthy and stopping it again (about 3 s with compose on the build machines).
+const StartOverhead = 3 * time.Second
+
+// Quick mode bounds: each run's warm-up plus measurement fits in QuickBudget, the warm-up takes
+// at most QuickWarmup of it (a warm-up still matters: JIT-free Go servers need little, but
+// connection set-up and HTTP/2 window growth do), and cool-downs shrink to QuickCooldown.
+const (
+	QuickBudget   = 10 * time.Second
+	QuickWarmup   = 2 * time.Second
+	QuickCooldown = 1 * time.Second
+)
+
+// PlanOptions are the command-line choices that shape a plan.
+type PlanOptions struct {
+	Quick  bool     // every run at most QuickBudget (warm-up included) and one repeat
+	Repeat int      // > 0: repeats for every step, overriding the file (and Quick's 1)
+	Only   string   // step filter: comma-separated globs or substrings of step names
+	Tools  []string // keep only runs with these tools
+	Cores  int      // host cores for the CPU layout; 0 means runtime.NumCPU()
+}
+
+// Run is one server start, warm-up and measurement: a step variant, a repeat, a target and a tool.
+type Run struct {
+	ID       string // stable and file-name safe: 003-getuser-grpc-protobench-r1
+	Index    int    // 1-based position in the plan before --only and --tools filtered it
+	Step     string // variant name, e.g. sweep-conn200; results.Record.Step
+	BaseStep string // the step's name in the file
+	Repeat   int    // 1-based
+	Repeats  int
+
+	Target       string
+	Tool         string
+	Method       string         // contract method, or "Echo:70,GetUser:30" for a mix
+	Mix          map[string]int // nil unless the step is a mix
+	Model        string
+	Connections  int
+	Concurrency  int     // in flight per connection (closed model)
+	Rate         float64 // total requests per second (open model), 0 when closed
+	PayloadBytes int
+	Pattern      string // ZeroMQ pattern when Target is zeromq, else empty
+
+	Warmup   time.Duration
+	Duration time.Duration
+	Cooldown time.Duration
+
+	Knobs  map[string]string // server knobs, canonical values
+	Env    map[string]string // the knobs as PROTOBENCH_<KNOB> environment for the server
+	Caps   Caps              // resolved: no zero fields
+	Layout Layout
+}
+
+// Plan is the ordered list of runs for one invocation, and how long it should take.
+type Plan struct {
+	Scenario      *Scenario
+	Options       PlanOptions
+	Layout        Layout
+	Runs          []Run
+	Notes         []string      // adjustments worth telling the user (clamped caps, shared cores)
+	TotalDuration time.Duration // estimate, StartOverhead included
+}
+
+// Plan expands the scenario into runs. Runs are ordered step by step; within a step, each
+// repeat runs every target and tool before the next repeat starts, so slow drift of the host
+// (thermal, noisy neighbours) spreads over all targets instead of biasing the last one.
+func (s *Scenario) Plan(opts PlanOptions) (*Plan, error) {
+	if opts.Repeat < 0 || opts.Repeat > maxRepeats {
+		return nil, fmt.Errorf("--repeat: expected 1 to %d, got %d", maxRepeats, opts.Repeat)
+	}
+	for _, t := range opts.Tools {
+		if !contains(Tools, t) {
+			return nil, fmt.Errorf("--tools: unknown tool %q; expected one of %s", t, strings.Join(Tools, ", "))
+		}
+	}
+	only, err := compileFilter(opts.Only)
+	if err != nil {
+		return nil, err
+	}
+	cores := opts.Cores
+	if cores <= 0 {
+		cores = runtime.NumCPU()
+	}
+	layout, err := resolveLayout(s, cores)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Scenario: s, Options: opts, Layout: layout}
+	if layout.Shared {
+		p.note("server and load tools share cpuset %s: results include their contention", layout.ServerCPUSet)
+	}
+	index := 0
+	matched := false
+	for i := range s.Steps {
+		st := &s.Steps[i]
+		timing := s.Defaults
+		st.Timing.apply(&timing)
+		timing = adjustTiming(timing, opts)
+		for _, v := range st.Variants() {
+			keep := only(v.Name) || only(st.Name)
+			matched = matched || keep
+			for rep := 1; rep <= timing.Repeats; rep++ {
+				for _, target := range v.Targets {
+					for _, tool := range v.Tools {
+						if ok, _ := compatible(tool, target); !ok {
+							continue
+						}
+						index++
+						if !keep || (len(opts.Tools) > 0 && !contains(opts.Tools, tool)) {
+							continue
+						}
+						p.Runs = append(p.Runs, p.makeRun(index, st, v, rep, timing, target, tool))
+					}
+				}
+			}
+		}
+	}
+	if !matched {
+		return nil, fmt.Errorf("--only %q matches no step; steps are %s", opts.Only, strings.Join(s.variantNames(), ", "))
+	}
+	if len(p.Runs) == 0 {
+		return nil, fmt.Errorf("--tools %s leaves no run in the selected steps", strings.Join(opts.Tools, ","))
+	}
+	for _, r := range p.Runs {
+		p.TotalDuration += StartOverhead + r.Warmup + r.Duration + r.Cooldown
+	}
+	return p, nil
+}
+
+func (p *Plan) makeRun(index int, st *Step, v Variant, rep int, timing Timing, target, tool string) Run {
+	sc := p.Scenario
+	r := Run{
+		Index: index, Step: v.Name, BaseStep: st.Name, Repeat: rep, Repeats: timing.Repeats,
+		Target: target, Tool: tool, Method: st.Method, Model: st.Model,
+		Connections: v.Connections, Concurrency: v.Concurrency, Rate: v.Rate, PayloadBytes: v.PayloadBytes,
+		Warmup: timing.Warmup, Duration: timing.Duration, Cooldown: timing.Cooldown,
+		Layout: p.Layout,
+	}
+	if len(st.Mix) > 0 {
+		r.Mix = make(map[string]int, len(st.Mix))
+		for k, w := range st.Mix {
+			r.Mix[k] = w
+		}
+	}
+	if target == TargetZeroMQ {
+		r.Pattern = st.Pattern
+	}
+	r.ID = fmt.Sprintf("%03d-%s-%s-%s-r%d", index, v.Name, target, tool, rep)
+	r.Knobs = knobsFor(sc, st, target)
+	r.Env = make(map[string]string, len(r.Knobs))
+	for k, val := range r.Knobs {
+		r.Env[KnobEnv(k)] = val
+	}
+	r.Caps = p.capsFor(st, target)
+	return r
+}
+
+// capsFor resolves a run's caps. The step beats the scenario; within one level a per-target
+// server entry beats the shared caps. CPU quotas above the cpuset size are clamped, with a
+// note, so a scenario written for a big machine still runs on a laptop.
+func (p *Plan) capsFor(st *Step, target string) Caps {
+	sc := p.Scenario
+	first := func(fs ...float64) float64 {
+		for _, f := range fs {
+			if f > 0 {
+				return f
+			}
+		}
+		return 0
+	}
+	firstInt := func(xs ...int64) int64 {
+		for _, x := range xs {
+			if x > 0 {
+				return x
+			}
+		}
+		return 0
+	}
+	serverCores := float64(cpuCount(p.Layout.ServerCPUSet))
+	clientCores := float64(cpuCount(p.Layout.ClientCPUSet))
+	c := Caps{
+		ServerCPUs:        first(st.Servers[target].CPUs, st.Caps.ServerCPUs, sc.Servers[target].CPUs, sc.Caps.ServerCPUs, serverCores),
+		ServerMemoryBytes: firstInt(st.Servers[target].MemoryBytes, st.Caps.ServerMemoryBytes, sc.Servers[target].MemoryBytes, sc.Caps.ServerMemoryBytes, DefaultServerMemoryBytes),
+		ClientCPUs:        first(st.Caps.ClientCPUs, sc.Caps.ClientCPUs, clientCores),
+		ClientMemoryBytes: firstInt(st.Caps.ClientMemoryBytes, sc.Caps.ClientMemoryBytes, DefaultClientMemoryBytes),
+	}
+	if c.ServerCPUs > serverCores {
+		p.note("%s server cap %s cpus lowered to %s: server cpuset %s has %s cores", target, formatFloat(c.ServerCPUs), formatFloat(serverCores), p.Layout.ServerCPUSet, formatFloat(serverCores))
+		c.ServerCPUs = serverCores
+	}
+	if c.ClientCPUs > clientCores {
+		p.note("client cap %s cpus lowered to %s: client cpuset %s has %s cores", formatFloat(c.ClientCPUs), formatFloat(clientCores), p.Layout.ClientCPUSet, formatFloat(clientCores))
+		c.ClientCPUs = clientCores
+	}
+	return c
+}
+
+func (p *Plan) note(format string, args ...any) {
+	n := fmt.Sprintf(format, args...)
+	if !contains(p.Notes, n) {
+		p.Notes = append(p.Notes, n)
+	}
+}
+
+// adjustTiming applies --quick and --repeat to a step's timing.
+func adjustTiming(t Timing, opts PlanOptions) Timing {
+	if opts.Quick {
+		t.Repeats = 1
+		if t.Warmup+t.Duration > QuickBudget {
+			t.Warmup = min(t.Warmup, QuickWarmup)
+			t.Duration = min(t.Duration, QuickBudget-t.Warmup)
+		}
+		t.Cooldown = min(t.Cooldown, QuickCooldown)
+	}
+	if opts.Repeat > 0 {
+		t.Repeats = opts.Repeat
+	}
+	return t
+}
+
+// compileFilter turns --only into a predicate on step names. Patterns with *, ? or [ are globs
+// matched against the whole name; others match as substrings. An empty filter keeps every step.
+func compileFilter(only string) (func(string) bool, error) {
+	var pats []string
+	for _, p := range strings.Split(only, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			pats = append(pats, p)
+		}
+	}
+	if len(pats) == 0 {
+		return func(string) bool { return true }, nil
+	}
+	for _, p := range pats {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("--only: bad pattern %q: %v", p, err)
+		}
+	}
+	return func(name string) bool {
+		for _, p := range pats {
+			if strings.ContainsAny(p, "*?[") {
+				if ok, _ := path.Match(p, name); ok {
+					return true
+				}
+			} else if strings.Contains(name, p) {
+				return true
+			}
+		}
+		return false
+	}, nil
+}
+
+// variantNames lists every step and variant name, for --only errors.
+func (s *Scenario) variantNames() []string {
+	var names []string
+	for i := range s.Steps {
+		st := &s.Steps[i]
+		names = append(names, st.Name)
+		if st.Matrix != nil {
+			for _, v := range st.Variants() {
+				names = append(names, v.Name)
+			}
+		}
+	}
+	return names
+}
+
+// StepNames lists the variant names of the plan in run order, each once.
+func (p *Plan) StepNames() []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, r := range p.Runs {
+		if !seen[r.Step] {
+			seen[r.Step] = true
+			names = append(names, r.Step)
+		}
+	}
+	return names
+}
+
+// RunByID finds a run by its ID, e.g. to resume after the last finished one.
+func (p *Plan) RunByID(id string) (Run, bool) {
+	for _, r := range p.Runs {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Run{}, false
+}
+
+// Variant returns the expanded step named name and the step it came from.
+func (s *Scenario) Variant(name string) (Variant, bool) {
+	for i := range s.Steps {
+		st := &s.Steps[i]
+		if st.Matrix == nil && st.Name != name {
+			continue
+		}
+		for _, v := range st.Variants() {
+			if v.Name == name {
+				return v, true
+			}
+		}
+	}
+	return Variant{}, false
+}

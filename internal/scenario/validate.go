@@ -1,0 +1,420 @@
+package scenario
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/protobench/protobench/internal/contract"
+)
+
+// Variant is one combination of a step's matrix: a step as it will run, before repeats.
+type Variant struct {
+	Name         string // base name plus one suffix per matrix dimension, e.g. sweep-conn200
+	Step         *Step
+	Targets      []string
+	Tools        []string
+	Connections  int
+	Concurrency  int
+	Rate         float64
+	PayloadBytes int
+}
+
+// Variants expands the step's matrix in a fixed order (connections, concurrency, payload_bytes,
+// rate, the later ones varying fastest). A step without a matrix has one variant.
+func (st *Step) Variants() []Variant {
+	base := Variant{
+		Name: st.Name, Step: st,
+		Targets: st.Targets, Tools: st.Tools,
+		Connections: st.Connections, Concurrency: st.Concurrency,
+		Rate: st.Rate, PayloadBytes: st.PayloadBytes,
+	}
+	if base.Connections == 0 {
+		base.Connections = 1
+	}
+	if base.Concurrency == 0 {
+		base.Concurrency = 1
+	}
+	m := st.Matrix
+	if m != nil {
+		if len(m.Targets) > 0 {
+			base.Targets = m.Targets
+		}
+		if len(m.Tools) > 0 {
+			base.Tools = m.Tools
+		}
+	}
+	if len(base.Tools) == 0 {
+		base.Tools = []string{ToolProtobench}
+	}
+	out := []Variant{base}
+	if m == nil {
+		return out
+	}
+	// Each dimension multiplies the list; an empty dimension leaves it unchanged.
+	out = expandInts(out, m.Connections, func(v *Variant, x int) { v.Connections = x; v.Name += fmt.Sprintf("-conn%d", x) })
+	out = expandInts(out, m.Concurrency, func(v *Variant, x int) { v.Concurrency = x; v.Name += fmt.Sprintf("-c%d", x) })
+	out = expandInts(out, m.PayloadBytes, func(v *Variant, x int) {
+		v.PayloadBytes = x
+		v.Name += "-p" + strings.ToLower(FormatSize(int64(x)))
+	})
+	if len(m.Rate) > 0 {
+		var next []Variant
+		for _, v := range out {
+			for _, r := range m.Rate {
+				w := v
+				w.Rate = r
+				w.Name += "-rate" + formatFloat(r)
+				next = append(next, w)
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+func expandInts(in []Variant, values []int, set func(*Variant, int)) []Variant {
+	if len(values) == 0 {
+		return in
+	}
+	out := make([]Variant, 0, len(in)*len(values))
+	for _, v := range in {
+		for _, x := range values {
+			w := v
+			set(&w, x)
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// matrixSize is the number of variants without building them, so a huge matrix is refused
+// before it is expanded.
+func (st *Step) matrixSize() int {
+	if st.Matrix == nil {
+		return 1
+	}
+	n := 1
+	for _, l := range []int{len(st.Matrix.Connections), len(st.Matrix.Concurrency), len(st.Matrix.PayloadBytes), len(st.Matrix.Rate)} {
+		if l > 0 {
+			n *= l
+			if n > maxVariants {
+				return n
+			}
+		}
+	}
+	return n
+}
+
+// compatible reports whether tool can drive target, and why not.
+func compatible(tool, target string) (bool, string) {
+	info, ok := toolCatalog[tool]
+	if !ok {
+		return false, "unknown tool"
+	}
+	if !info.targets[target] {
+		return false, info.why
+	}
+	return true, ""
+}
+
+// knobsFor merges the scenario's and the step's knobs for target; the step wins.
+func knobsFor(sc *Scenario, st *Step, target string) map[string]string {
+	out := map[string]string{}
+	for k, v := range sc.Servers[target].Knobs {
+		out[k] = v
+	}
+	if st != nil {
+		for k, v := range st.Servers[target].Knobs {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// validate checks what single keys cannot: how the fields of a step and the published figures
+// fit together. It also fills defaults that depend on other fields (model, pattern, mix method).
+func validate(d *decoder, sc *Scenario) {
+	names := map[string]int{}
+	for i := range sc.Steps {
+		st := &sc.Steps[i]
+		field := fmt.Sprintf("steps[%d]", i)
+		if st.Name != "" {
+			if prev, dup := names[st.Name]; dup {
+				d.add(st.Line, field+".name", "step name %q already used at line %d", st.Name, prev)
+			}
+			names[st.Name] = st.Line
+		}
+		validateStep(d, sc, st, field)
+	}
+	variantNames := map[string]string{}
+	for i := range sc.Steps {
+		st := &sc.Steps[i]
+		if st.matrixSize() > maxVariants {
+			continue
+		}
+		for _, v := range st.Variants() {
+			if other, dup := variantNames[v.Name]; dup && other != st.Name {
+				d.add(st.Line, fmt.Sprintf("steps[%d].name", i), "expanded step name %q collides with a variant of step %q; rename one", v.Name, other)
+			}
+			variantNames[v.Name] = st.Name
+		}
+	}
+	if sc.Published != nil {
+		validateFigures(d, sc)
+	}
+}
+
+func validateStep(d *decoder, sc *Scenario, st *Step, field string) {
+	line := func(key string) int {
+		if l, ok := st.pos[key]; ok {
+			return l
+		}
+		return st.Line
+	}
+	at := func(key string) string { return field + "." + key }
+
+	switch {
+	case st.Method == "" && len(st.Mix) == 0:
+		d.add(st.Line, field, "missing key \"method\" (or \"mix\" for several methods)")
+		return
+	case st.Method != "" && len(st.Mix) > 0:
+		d.add(line("mix"), at("mix"), "give either method or mix, not both")
+		return
+	case len(st.Mix) > 0:
+		st.Method = mixString(st.Mix)
+	}
+
+	m := st.Matrix
+	if m != nil {
+		for _, dup := range []struct {
+			key              string
+			onStep, inMatrix bool
+		}{
+			{"targets", len(st.Targets) > 0, len(m.Targets) > 0},
+			{"tools", len(st.Tools) > 0, len(m.Tools) > 0},
+			{"connections", st.Connections > 0, len(m.Connections) > 0},
+			{"concurrency", st.Concurrency > 0, len(m.Concurrency) > 0},
+			{"payload_bytes", hasKey(st.pos, "payload_bytes"), len(m.PayloadBytes) > 0},
+			{"rate", st.Rate > 0, len(m.Rate) > 0},
+		} {
+			if dup.onStep && dup.inMatrix {
+				d.add(line("matrix."+dup.key), at("matrix."+dup.key), "%s is given both on the step and in its matrix; keep one", dup.key)
+			}
+		}
+		if n := st.matrixSize(); n > maxVariants {
+			d.add(m.Line, at("matrix"), "expands to %d variants; at most %d are allowed", n, maxVariants)
+			return
+		}
+	}
+	if len(st.Targets) == 0 && (m == nil || len(m.Targets) == 0) {
+		d.add(st.Line, field, "missing key \"targets\"")
+		return
+	}
+
+	if st.Model == "" {
+		st.Model = ModelClosed
+	}
+	hasRate := st.Rate > 0 || (m != nil && len(m.Rate) > 0)
+	rateLine, rateField := line("rate"), at("rate")
+	if st.Rate == 0 && hasRate {
+		rateLine, rateField = line("matrix.rate"), at("matrix.rate")
+	}
+	switch {
+	case st.Model == ModelOpen && !hasRate:
+		d.add(line("model"), at("model"), "model open needs a rate (requests per second, on the step or in its matrix)")
+	case st.Model == ModelClosed && hasRate:
+		d.add(rateLine, rateField, "rate applies to model: open only; a closed loop sends as fast as responses return")
+	}
+
+	v := st.Variants()[0]
+	toolsKey, targetsKey := "tools", "targets"
+	if m != nil && len(m.Tools) > 0 {
+		toolsKey = "matrix.tools"
+	}
+	if m != nil && len(m.Targets) > 0 {
+		targetsKey = "matrix.targets"
+	}
+	for i, tool := range v.Tools {
+		tf, tl := fmt.Sprintf("%s[%d]", at(toolsKey), i), line(fmt.Sprintf("%s[%d]", toolsKey, i))
+		info := toolCatalog[tool]
+		speaks := false
+		for _, t := range v.Targets {
+			if ok, _ := compatible(tool, t); ok {
+				speaks = true
+			}
+		}
+		switch {
+		case !speaks:
+			d.add(tl, tf, "%s cannot drive %s: %s", tool, strings.Join(v.Targets, ", "), info.why)
+		case hasRate && !info.open:
+			d.add(tl, tf, "%s is closed-loop only and cannot take a rate: %s; use protobench, ghz or k6 for model open", tool, info.why)
+		case len(st.Mix) > 0 && !info.mix:
+			d.add(tl, tf, "%s cannot run a mix of methods; only protobench can", tool)
+		}
+	}
+
+	hasZMQ := contains(v.Targets, TargetZeroMQ)
+	if st.Pattern != "" && !hasZMQ {
+		d.add(line("zmq_pattern"), at("zmq_pattern"), "zmq_pattern applies to target zeromq, which this step does not run")
+	}
+	if hasZMQ && st.Pattern == "" {
+		st.Pattern = PatternDealer
+	}
+	if hasZMQ {
+		switch {
+		case st.Pattern == PatternSub && st.Method != MethodPublish:
+			d.add(line("zmq_pattern"), at("zmq_pattern"), "zmq_pattern sub measures fan-out and needs method Publish")
+		case st.Method == MethodPublish && st.Pattern != PatternSub:
+			d.add(line("method"), at("method"), "method Publish needs zmq_pattern sub")
+		case st.Pattern == PatternPush && st.Method != contract.MethodEcho:
+			d.add(line("zmq_pattern"), at("zmq_pattern"), "zmq_pattern push sends raw payloads and needs method Echo")
+		}
+	}
+
+	methods := []string{st.Method}
+	if len(st.Mix) > 0 {
+		methods = sortedKeys(st.Mix)
+	}
+	for i, t := range v.Targets {
+		tf, tl := fmt.Sprintf("%s[%d]", at(targetsKey), i), line(fmt.Sprintf("%s[%d]", targetsKey, i))
+		for _, method := range methods {
+			if !methodsByTarget[t][method] {
+				d.add(tl, tf, "%s does not implement method %s; it has %s", t, method, strings.Join(sortedKeys(methodsByTarget[t]), ", "))
+			}
+		}
+		drivable := false
+		for _, tool := range v.Tools {
+			if ok, _ := compatible(tool, t); ok {
+				drivable = true
+			}
+		}
+		if !drivable {
+			d.add(tl, tf, "no tool of this step can drive %s; add protobench", t)
+		}
+	}
+
+	payloads := []int{st.PayloadBytes}
+	if m != nil && len(m.PayloadBytes) > 0 {
+		payloads = m.PayloadBytes
+	}
+	payloadKey := "payload_bytes"
+	if m != nil && len(m.PayloadBytes) > 0 {
+		payloadKey = "matrix.payload_bytes"
+	}
+	maxPayload := 0
+	for _, p := range payloads {
+		maxPayload = max(maxPayload, p)
+	}
+	if maxPayload > 0 && !isPayloadMethod(st.Method, st.Mix) {
+		d.add(line(payloadKey), at(payloadKey), "payload_bytes applies to Echo, EchoStream and Publish only, not %s", st.Method)
+	}
+	for _, t := range v.Targets {
+		if limit := maxPayloadFor(knobsFor(sc, st, t)); int64(maxPayload) > limit {
+			d.add(line(payloadKey), at(payloadKey), "payload %s exceeds %s's max_payload_bytes %s; raise the knob", FormatSize(int64(maxPayload)), t, FormatSize(limit))
+		}
+	}
+
+	if st.Baseline != "" && !contains(v.Targets, st.Baseline) {
+		d.add(line("baseline"), at("baseline"), "baseline %s is not among the step's targets (%s)", st.Baseline, strings.Join(v.Targets, ", "))
+	}
+	for _, t := range sortedKeys(st.Servers) {
+		if !contains(v.Targets, t) {
+			d.add(line("servers"), at("servers."+t), "the step does not run target %s", t)
+		}
+	}
+}
+
+func hasKey(m map[string]int, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+func validateFigures(d *decoder, sc *Scenario) {
+	names := map[string]int{}
+	for i, fig := range sc.Published.Figures {
+		field := fmt.Sprintf("published.figures[%d]", i)
+		if prev, dup := names[fig.Name]; dup && fig.Name != "" {
+			d.add(fig.Line, field+".name", "figure name %q already used at line %d", fig.Name, prev)
+		}
+		names[fig.Name] = fig.Line
+		if fig.Metric == "" {
+			if fig.Step != "" || fig.Target != "" || len(fig.Match) > 0 || fig.At != "" {
+				d.add(fig.Line, field+".metric", "a figure that names a step needs a metric to compare; one of %s", strings.Join(Metrics, ", "))
+			}
+			continue
+		}
+		if u, ok := units[fig.Unit]; ok && u.dim != metricDims[fig.Metric] {
+			d.add(fig.Line, field+".unit", "unit %s does not fit metric %s (which is in %s)", fig.Unit, fig.Metric, MetricUnit(fig.Metric))
+		}
+		st, ok := sc.Step(fig.Step)
+		if !ok {
+			d.add(fig.Line, field+".step", "unknown step %q; expected one of %s", clip(fig.Step), strings.Join(stepNames(sc), ", "))
+			continue
+		}
+		if st.matrixSize() > maxVariants {
+			continue
+		}
+		variants := st.Variants()
+		if !contains(variants[0].Targets, fig.Target) {
+			d.add(fig.Line, field+".target", "step %s does not run target %q; it runs %s", st.Name, clip(fig.Target), strings.Join(variants[0].Targets, ", "))
+			continue
+		}
+		if fig.Tool != "" {
+			if ok, _ := compatible(fig.Tool, fig.Target); !ok || !contains(variants[0].Tools, fig.Tool) {
+				d.add(fig.Line, field+".tool", "step %s does not run tool %q on %s", st.Name, clip(fig.Tool), fig.Target)
+				continue
+			}
+		}
+		if fig.At == AtKnee && st.KneeP99Ms == 0 {
+			d.add(fig.Line, field+".at", "at: knee needs knee_p99_ms on step %s", st.Name)
+		}
+		hits := 0
+		for _, v := range variants {
+			if MatchVariant(fig.Match, v) {
+				hits++
+			}
+		}
+		if hits == 0 {
+			d.add(fig.Line, field+".match", "no variant of step %s matches %s", st.Name, formatMatch(fig.Match))
+		}
+	}
+}
+
+// MatchVariant reports whether a variant has every value a figure's match asks for.
+func MatchVariant(match map[string]float64, v Variant) bool {
+	for k, want := range match {
+		var got float64
+		switch k {
+		case "connections":
+			got = float64(v.Connections)
+		case "concurrency":
+			got = float64(v.Concurrency)
+		case "payload_bytes":
+			got = float64(v.PayloadBytes)
+		case "rate":
+			got = v.Rate
+		}
+		if got != want {
+			return false
+		}
+	}
+	return true
+}
+
+func formatMatch(m map[string]float64) string {
+	parts := make([]string, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, k+"="+formatFloat(m[k]))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+func stepNames(sc *Scenario) []string {
+	names := make([]string, len(sc.Steps))
+	for i, st := range sc.Steps {
+		names[i] = st.Name
+	}
+	return names
+}
