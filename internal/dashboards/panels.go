@@ -124,7 +124,9 @@ func quantile(phi, histogram, selector, by string) string {
 
 func clientThroughputPanel() Panel {
 	return timeseries("Client throughput",
-		"Completed requests per second as the load generator counts them (all codes).",
+		"Completed requests per second as the load generator counts them (all codes). Only the "+
+			"protobench generator exports live metrics: steps measured by ghz, wrk or k6 leave the "+
+			"client panels empty (their figures are in the results folder).",
 		unitReqPerSec,
 		q("sum by (target, method) ("+rate("protobench_client_requests_total", clientSelector)+")", "{{target}} {{method}}"),
 	)

@@ -54,17 +54,17 @@ func Names() []string {
 
 // Image is one resolved image.
 type Image struct {
-	Name   string // logical name
-	Ref    string // reference to run (tag), empty when Unavailable
-	ID     string // docker image ID (sha256:...), empty when Unavailable or in a dry run
-	Source Source
+	Name   string `json:"name"`          // logical name
+	Ref    string `json:"ref,omitempty"` // reference to run (tag), empty when Unavailable
+	ID     string `json:"id,omitempty"`  // docker image ID (sha256:...), empty when Unavailable or in a dry run
+	Source Source `json:"source"`
 	// Upstream is the pinned upstream reference for this logical image, if it has one.
-	Upstream string
+	Upstream string `json:"upstream,omitempty"`
 	// Variant names what the image holds when that differs by path: "wrk2" or "wrk" for wrk,
 	// "debootstrap" or "debian:bookworm-slim" for base.
-	Variant string
+	Variant string `json:"variant,omitempty"`
 	// Note is a short human explanation (why unavailable, what stands in for what).
-	Note string
+	Note string `json:"note,omitempty"`
 }
 
 // Set maps logical names to resolved images.

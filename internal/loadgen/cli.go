@@ -43,6 +43,8 @@ type Flags struct {
 	Out            string
 	ZMQPattern     string
 	ZMQMetricsURL  string
+	ZMQPullAddr    string
+	ZMQPubAddr     string
 	MaxInflight    int
 	ConnectTimeout time.Duration
 	RequestTimeout time.Duration
@@ -102,11 +104,13 @@ func NewFlagSet(stderr io.Writer) (*flag.FlagSet, *Flags) {
 	fs.StringVar(&f.Out, "out", "", "write the JSON result to this file (- for stdout, then the text report goes to stderr)")
 	fs.StringVar(&f.ZMQPattern, "zmq-pattern", "", "ZeroMQ pattern: dealer (pipelined, default), req (lockstep), push (to the server's PULL sink), sub (fan-out via Publish)")
 	fs.StringVar(&f.ZMQMetricsURL, "zmq-metrics-url", "", "zmq push: the server's /metrics URL where the sink is counted (default http://<target host>:9100/metrics)")
+	fs.StringVar(&f.ZMQPullAddr, "zmq-pull-addr", "", "zmq push: the server's PULL sink host:port (default <target host>:5556)")
+	fs.StringVar(&f.ZMQPubAddr, "zmq-pub-addr", "", "zmq sub: the server's PUB host:port (default <target host>:5557)")
 	fs.IntVar(&f.MaxInflight, "max-inflight", 0, "open model: most requests in flight at once, spread over the connections (0 = connections × concurrency)")
 	fs.DurationVar(&f.ConnectTimeout, "connect-timeout", 5*time.Second, "time allowed to connect (and to reconnect after a lost connection)")
 	fs.DurationVar(&f.RequestTimeout, "request-timeout", 0, "per-request timeout, counted as a transport:timeout error (0 = none)")
 	fs.StringVar(&f.MetricsListen, "metrics-listen", "", "serve live Prometheus metrics on this address, e.g. :9102 (off by default)")
-	fs.DurationVar(&f.MetricsLinger, "metrics-linger", 3*time.Second, "with --metrics-listen: keep serving this long after the run so the last values are scraped")
+	fs.DurationVar(&f.MetricsLinger, "metrics-linger", 0, "with --metrics-listen: keep serving this long after the run so that the last values are scraped (the runner takes the end of the process as the end of the window, so it leaves this at 0)")
 	fs.Var(f.Labels, "label", "key=value attached to live metrics and the result (repeatable; keys: scenario, step, run_id)")
 	fs.StringVar(&f.TargetName, "target-name", "", "server name recorded in the result and metrics (default from the scheme: grpc, rest, netrpc, zeromq)")
 	fs.StringVar(&f.Progress, "progress", "auto", "progress line on stderr: auto (only on a TTY), on, off")
@@ -162,11 +166,22 @@ func (f *Flags) Config() (*Config, error) {
 	if cfg.TargetName == "" {
 		cfg.TargetName = info.TargetName
 	}
-	if cfg.Method == "" && len(info.Methods) > 0 {
-		cfg.Method = info.Methods[0]
+	for name, v := range map[string]string{"zmq-pattern": f.ZMQPattern, "zmq-metrics-url": f.ZMQMetricsURL, "zmq-pull-addr": f.ZMQPullAddr, "zmq-pub-addr": f.ZMQPubAddr} {
+		if v != "" && target.Scheme != "zmq" {
+			return nil, fmt.Errorf("--%s applies only to zmq:// targets, not %s://", name, target.Scheme)
+		}
 	}
-	if f.ZMQPattern != "" && target.Scheme != "zmq" {
-		return nil, fmt.Errorf("--zmq-pattern applies only to zmq:// targets, not %s://", target.Scheme)
+	for _, o := range []struct{ flag, key, value string }{
+		{"zmq-pull-addr", "pull_addr", f.ZMQPullAddr},
+		{"zmq-pub-addr", "pub_addr", f.ZMQPubAddr},
+	} {
+		if o.value == "" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(o.value); err != nil {
+			return nil, fmt.Errorf("--%s %q: want host:port", o.flag, o.value)
+		}
+		cfg.Options[o.key] = o.value
 	}
 	if f.ZMQMetricsURL != "" {
 		if _, err := url.ParseRequestURI(f.ZMQMetricsURL); err != nil {
@@ -261,10 +276,7 @@ func ParseTarget(s string) (Target, error) {
 		return Target{}, errors.New("--target is required (e.g. grpc://127.0.0.1:50051)")
 	}
 	u, err := url.Parse(s)
-	if err != nil {
-		return Target{}, fmt.Errorf("--target %q: %v", s, err)
-	}
-	if u.Scheme == "" || u.Host == "" {
+	if !strings.Contains(s, "://") || err != nil || u.Scheme == "" || u.Host == "" {
 		return Target{}, fmt.Errorf("--target %q: want scheme://host:port, e.g. grpc://127.0.0.1:50051", s)
 	}
 	host, port, err := net.SplitHostPort(u.Host)

@@ -19,18 +19,34 @@ type RealClock struct{}
 // Now implements Clock.
 func (RealClock) Now() time.Time { return time.Now() }
 
-// SleepUntil implements Clock.
+// coarseSleepMargin is how far short of the target a Go timer sleep stops. Go's timers wake
+// through the network poller, whose timeout has millisecond resolution: a timer for 300 µs fires
+// after about a millisecond (measured on this machine). That error would land in every open-model
+// latency, so the last stretch is slept with nanosleep(2), which the kernel ends within
+// microseconds (the pacer thread also sets its timer slack to 1 ns).
+const coarseSleepMargin = 2 * time.Millisecond
+
+// SleepUntil implements Clock. The final nanosleep cannot be interrupted, but it is at most
+// coarseSleepMargin plus a millisecond long.
 func (RealClock) SleepUntil(ctx context.Context, t time.Time) error {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err()
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		d := time.Until(t)
+		if d <= 0 {
+			return nil
+		}
+		if d > coarseSleepMargin+time.Millisecond {
+			timer := time.NewTimer(d - coarseSleepMargin)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				timer.Stop()
+				return ctx.Err()
+			}
+			continue
+		}
+		nanosleep(d)
 	}
 }

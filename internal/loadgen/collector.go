@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -19,6 +20,8 @@ type SeriesPoint struct {
 	Inflight      int64   `json:"inflight"`
 	// SchedulerLagMaxMs is the longest any request waited past its intended send time.
 	SchedulerLagMaxMs float64 `json:"scheduler_lag_max_ms"`
+
+	span time.Duration
 }
 
 // collector wakes once a second, swaps every recorder's interval out, and turns the merged
@@ -41,6 +44,7 @@ type collector struct {
 
 	wireStart        [3]int64
 	cpuStart         float64
+	serverCounted    bool
 	serverCountStart int64
 	serverCountErr   error
 	live             map[string]int64
@@ -67,6 +71,7 @@ func (c *collector) markMeasureStart() {
 		ctx, cancel := context.WithTimeout(context.Background(), c.e.cfg.ConnectTimeout)
 		c.serverCountStart, c.serverCountErr = sc.ServerCount(ctx, c.e.cfg)
 		cancel()
+		c.serverCounted = !errors.Is(c.serverCountErr, ErrNotCounted)
 	}
 }
 
@@ -84,20 +89,20 @@ func (c *collector) loop(stop <-chan struct{}) {
 		select {
 		case <-stop:
 			timer.Stop()
-			c.tick(c.e.clock.Now())
+			c.tick(c.e.clock.Now(), true)
 			return
 		case <-timer.C:
 		}
 		now := c.e.clock.Now()
-		c.tick(now)
+		c.tick(now, false)
 		if !c.measured && !now.Before(ms) {
 			c.markMeasureStart()
 		}
 	}
 }
 
-// tick closes the interval that ends now.
-func (c *collector) tick(now time.Time) {
+// tick closes the interval that ends now; final is the last one, after the drain.
+func (c *collector) tick(now time.Time, final bool) {
 	c.ivLat.Reset()
 	c.ivSvc.Reset()
 	var reqs, errs, inflight int64
@@ -134,7 +139,18 @@ func (c *collector) tick(now time.Time) {
 		c.cumLat.Merge(c.ivLat)
 		c.measuredReqs += reqs
 		c.measuredErrs += errs
+	}
+	if n := len(c.series); final && n > 0 && span < time.Second/2 {
+		// The drain after the last full second is a sliver: fold its stragglers into the last
+		// point rather than plot a sliver's rate as a second of its own.
+		last := &c.series[n-1]
+		last.Requests += reqs
+		last.Errors += errs
+		last.span += span
+		last.ThroughputRPS = round3(float64(last.Requests) / last.span.Seconds())
+	} else if c.measured && span > 0 {
 		c.series = append(c.series, SeriesPoint{
+			span:              span,
 			TS:                round3(now.Sub(ms).Seconds()),
 			Requests:          reqs,
 			Errors:            errs,

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sort"
@@ -16,7 +17,8 @@ type Driver interface {
 	// Info describes the driver for help texts and defaults.
 	Info() DriverInfo
 	// Check reports a usage error for a configuration the driver cannot run (unknown method or
-	// pattern), before anything is dialled.
+	// pattern), before anything is dialled. It fills the driver's defaults for an empty Method
+	// or Pattern, and must be idempotent.
 	Check(cfg *Config) error
 	// Dial opens one connection. ctx carries the connect timeout; a failure should be a
 	// *DialError naming the address. Drivers add the bytes they move to wire.
@@ -103,8 +105,13 @@ type WireBytes struct {
 // PUSH, which gets no reply: the engine reads the count when the measured window starts and once
 // it has settled after the end, and reports the difference as the run's requests.
 type ServerCounter interface {
+	// ServerCount returns the server's count so far, or ErrNotCounted when this configuration's
+	// requests are counted by the client as usual.
 	ServerCount(ctx context.Context, cfg *Config) (int64, error)
 }
+
+// ErrNotCounted is what a ServerCounter returns for a configuration it does not count.
+var ErrNotCounted = errors.New("not counted by the server")
 
 // CountingConn wraps c so that every read and write is added to w.
 func CountingConn(c net.Conn, w *WireBytes) net.Conn { return &countingConn{Conn: c, w: w} }
@@ -189,3 +196,11 @@ func Schemes() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Request parameters every driver sends, the same as the ghz, wrk and k6 adapters use, so that
+// every tool makes every server do the same work.
+const (
+	UserID = 42      // GetUser's id
+	ArithA = 1234567 // Multiply's and Divide's a
+	ArithB = 89      // and b
+)

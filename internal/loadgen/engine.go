@@ -183,6 +183,13 @@ func (e *engine) run(parent context.Context) (*Result, error) {
 		col.loop(colStop)
 	}()
 
+	// In the open model one pacer goroutine hands tickets to the synchronous workers at their
+	// due time; pipelined connections claim their own.
+	var tickets chan Ticket
+	if cfg.Open() {
+		tickets = make(chan Ticket)
+		go e.dispatch(tickets)
+	}
 	var wg sync.WaitGroup
 	for i, j := range jobs {
 		rec := e.recorders[i%len(e.recorders)]
@@ -193,7 +200,7 @@ func (e *engine) run(parent context.Context) (*Result, error) {
 				e.runPipeline(j.slot, j.depth, rec)
 				return
 			}
-			e.runWorker(j.slot, j.worker, rec)
+			e.runWorker(j.slot, j.worker, rec, tickets)
 		}()
 	}
 	done := make(chan struct{})
@@ -285,8 +292,35 @@ func (e *engine) abort(err error) {
 	}
 }
 
-// runWorker is one synchronous worker: claim a ticket, wait for its time, send, record.
-func (e *engine) runWorker(s slot, w Worker, rec *recorder) {
+// dispatch is the open model's pacer: it sends each ticket on out at its intended time. It runs
+// on a thread of its own with precise timers. When every worker is busy the send waits, the
+// ticket keeps its intended time, and the wait shows up as scheduler lag and in the latency.
+func (e *engine) dispatch(out chan<- Ticket) {
+	defer close(out)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	preciseTimers()
+	ctx := e.runCtx
+	for {
+		t, ok := e.sched.Claim(e.clock.Now())
+		if !ok {
+			return
+		}
+		if e.clock.SleepUntil(ctx, t.Intended) != nil {
+			return
+		}
+		select {
+		case out <- t:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// runWorker is one synchronous worker: take a ticket, send, record. Tickets come from the pacer
+// (open model) or, with tickets nil, are claimed here and waited for (closed model, where they are
+// due at once, and the fake-clock tests).
+func (e *engine) runWorker(s slot, w Worker, rec *recorder, tickets <-chan Ticket) {
 	defer func() {
 		if w != nil {
 			_ = w.Close()
@@ -294,16 +328,31 @@ func (e *engine) runWorker(s slot, w Worker, rec *recorder) {
 	}()
 	ctx := e.runCtx
 	for {
-		now := e.clock.Now()
-		t, ok := e.sched.Claim(now)
-		if !ok {
-			return
-		}
-		if t.Intended.After(now) {
-			if e.clock.SleepUntil(ctx, t.Intended) != nil {
+		var (
+			t   Ticket
+			ok  bool
+			now time.Time
+		)
+		if tickets != nil {
+			select {
+			case t, ok = <-tickets:
+			case <-ctx.Done():
+			}
+			if !ok {
 				return
 			}
 			now = e.clock.Now()
+		} else {
+			now = e.clock.Now()
+			if t, ok = e.sched.Claim(now); !ok {
+				return
+			}
+			if t.Intended.After(now) {
+				if e.clock.SleepUntil(ctx, t.Intended) != nil {
+					return
+				}
+				now = e.clock.Now()
+			}
 		}
 		rec.inflight.Add(1)
 		err := e.do(ctx, w)
@@ -323,7 +372,7 @@ func (e *engine) runWorker(s slot, w Worker, rec *recorder) {
 			cancel()
 			if err != nil {
 				if ctx.Err() == nil {
-					e.abort(fmt.Errorf("connection to %s lost and not re-established within %s: %w", e.cfg.Target.Address, e.cfg.ConnectTimeout, err))
+					e.abort(fmt.Errorf("connection lost, reconnecting failed (connect timeout %s): %w", e.cfg.ConnectTimeout, err))
 				}
 				return
 			}
@@ -360,7 +409,7 @@ func (e *engine) runPipeline(s slot, depth int, rec *recorder) {
 		cancel()
 		if derr != nil {
 			if e.runCtx.Err() == nil {
-				e.abort(fmt.Errorf("connection to %s lost (%v) and not re-established within %s: %w", e.cfg.Target.Address, err, e.cfg.ConnectTimeout, derr))
+				e.abort(fmt.Errorf("connection lost (%v), reconnecting failed (connect timeout %s): %w", err, e.cfg.ConnectTimeout, derr))
 			}
 			return
 		}
@@ -411,5 +460,3 @@ func (p *Pipe) Abandon(Ticket) {
 
 // Aborted is closed when the run ends early.
 func (p *Pipe) Aborted() <-chan struct{} { return p.e.aborted }
-
-func numCPU() int { return runtime.GOMAXPROCS(0) }

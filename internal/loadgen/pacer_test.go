@@ -136,7 +136,7 @@ func runPaced(t *testing.T, sched func(Clock, time.Time) *Schedule, service func
 	e := &engine{cfg: &Config{ConnectTimeout: time.Second}, clock: fc, sched: s, runCtx: context.Background(), aborted: make(chan struct{})}
 	rec := newRecorder(s.Open())
 	w := &fakeWorker{do: func() { fc.advance(service(fc.now.Sub(start))) }}
-	e.runWorker(slot{}, w, rec)
+	e.runWorker(slot{}, w, rec, nil)
 	return rec, fc, start
 }
 
@@ -278,5 +278,34 @@ func TestPlannedHits(t *testing.T) {
 				t.Errorf("plannedHits(%s) = %d, want %d", tc.d, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestDispatchSendsEveryTicketOnTime(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	fc := &fakeClock{now: start}
+	s := NewOpenSchedule(fc, start, 200*time.Millisecond, Ramp{From: 100, To: 300, For: time.Second})
+	e := &engine{clock: fc, sched: s, runCtx: context.Background()}
+	out := make(chan Ticket)
+	go e.dispatch(out)
+	var got []Ticket
+	for tk := range out {
+		got = append(got, tk)
+	}
+	// 20 warm-up hits at 100/s, then the ramp's 200.
+	if len(got) != 220 {
+		t.Fatalf("dispatched %d tickets, want 220", len(got))
+	}
+	measured := 0
+	for i, tk := range got {
+		if i > 0 && tk.Intended.Before(got[i-1].Intended) {
+			t.Fatalf("ticket %d intended before ticket %d", i, i-1)
+		}
+		if tk.Measured {
+			measured++
+		}
+	}
+	if measured != 200 {
+		t.Errorf("%d measured tickets, want 200", measured)
 	}
 }

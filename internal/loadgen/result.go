@@ -184,7 +184,7 @@ func (e *engine) result(c *collector) (*Result, error) {
 			r.ClientCPUPercent = round3(100 * r.ClientCPUSeconds / dur.Seconds())
 		}
 	}
-	if sc, ok := e.driver.(ServerCounter); ok && c.measured {
+	if sc, ok := e.driver.(ServerCounter); ok && c.measured && c.serverCounted {
 		n, err := e.settledServerCount(sc)
 		switch {
 		case c.serverCountErr != nil:

@@ -211,3 +211,27 @@ func TestDashboardQueriesAgainstPrometheus(t *testing.T) {
 	}
 	t.Logf("%d dashboard queries parsed and ran; %d host queries returned series", len(qs), len(host))
 }
+
+// TestDashboardQueriesAgainstLivePrometheus runs the dashboard queries against a Prometheus that is
+// already running, e.g. the compose stack's during or right after a run:
+//
+//	PROTOBENCH_PROM_URL=http://127.0.0.1:9090 go test -count=1 -v -run LivePrometheus ./internal/promcheck
+//
+// Parse errors and failures fail the test; empty results are listed, since which series exist
+// depends on what ran.
+func TestDashboardQueriesAgainstLivePrometheus(t *testing.T) {
+	url := os.Getenv("PROTOBENCH_PROM_URL")
+	if url == "" {
+		t.Skip("set PROTOBENCH_PROM_URL to check the dashboards against a running Prometheus")
+	}
+	qs := dashboards.Queries()
+	problems := promcheck.Check(context.Background(), url, qs)
+	for _, p := range problems {
+		if p.Kind == promcheck.KindEmpty {
+			t.Logf("%v", p)
+		} else {
+			t.Errorf("%v", p)
+		}
+	}
+	t.Logf("%d queries, %d returned series, %d empty", len(qs), len(qs)-len(problems), len(promcheck.Filter(problems, promcheck.KindEmpty)))
+}

@@ -133,12 +133,12 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 			continue
 		}
 		prog.begin(i+1, r)
-		rec := sr.run(ctx, r)
-		results.ApplyFlags(&rec, r)
+		rec := sr.run(ctx, plan, r)
 		if rec.Error != "" {
 			fmt.Fprintf(opts.Stderr, "protobench: %s: %s\n", r.ID, rec.Error)
 		}
 		recs = append(recs, rec)
+		results.ApplyFlags(recs)
 		// Written after every run, so an interrupted run keeps what it measured and --resume
 		// can pick up from here.
 		if err := writeJSON(filepath.Join(dir, "results.json"), recs); err != nil {
@@ -158,11 +158,11 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 	if err := writeJSON(filepath.Join(dir, "run.json"), info); err != nil {
 		return dir, err
 	}
-	if err := results.WriteAll(dir, info, sc, recs); err != nil {
+	if err := results.WriteAll(dir, info, plan, recs); err != nil {
 		return dir, err
 	}
 	fmt.Fprintln(opts.Stdout)
-	if err := results.Table(opts.Stdout, sc, recs); err != nil {
+	if err := results.Table(opts.Stdout, recs, plan); err != nil {
 		return dir, err
 	}
 	if ctx.Err() != nil {

@@ -20,9 +20,18 @@ type Stack interface {
 	// Recreate starts a fresh container of service with extra environment for the compose file.
 	Recreate(ctx context.Context, service string, env map[string]string) error
 	WaitHealthy(ctx context.Context, service string, timeout time.Duration) error
-	// Run runs a one-off container of service named name and returns its output and exit code.
-	Run(ctx context.Context, service, name string, env map[string]string, args []string) (stdout, stderr []byte, exitCode int, err error)
+	// Run runs a one-off container and returns its output and exit code.
+	Run(ctx context.Context, spec OneOff) (stdout, stderr []byte, exitCode int, err error)
 	Remove(ctx context.Context, service string) error
+}
+
+// OneOff is a run-once tool container.
+type OneOff struct {
+	Service    string
+	Name       string // container name, fixed so Prometheus can find live metrics by it
+	Entrypoint string // empty: the image's own
+	Env        map[string]string
+	Args       []string
 }
 
 // Meter reads what cAdvisor saw of a service over a window.
@@ -47,12 +56,9 @@ type stepRunner struct {
 // on a capped core, so it is generous.
 const serverHealthTimeout = 90 * time.Second
 
-func (s *stepRunner) run(ctx context.Context, r scenario.Run) results.Record {
-	rec := results.Record{
-		Scenario: s.scenario, Step: r.Step, Repeat: r.Repeat, Target: r.Target, Tool: r.Tool,
-		Method: r.Method, Model: r.Model, Connections: r.Connections, Concurrency: r.Concurrency,
-		Rate: r.Rate, PayloadBytes: r.PayloadBytes, Flags: []string{},
-	}
+func (s *stepRunner) run(ctx context.Context, plan *scenario.Plan, r scenario.Run) results.Record {
+	rec := results.FromRun(plan, r)
+	rec.DurationS = 0 // the tool reports the window it really measured
 	fail := func(err error) results.Record {
 		rec.Error = err.Error()
 		rec.Flags = append(rec.Flags, results.FlagFailed)
@@ -99,15 +105,21 @@ func (s *stepRunner) run(ctx context.Context, r scenario.Run) results.Record {
 		warm := inv
 		warm.Duration = r.Warmup
 		warm.RawPrefix = r.ID + ".warmup"
-		stdout, stderr, _, err := s.stack.Run(ctx, adapter.Service(), containerName(adapter), clientEnv, adapter.Args(warm))
+		if err := s.writeInputs(adapter, warm); err != nil {
+			return fail(err)
+		}
+		stdout, stderr, _, err := s.stack.Run(ctx, oneOff(adapter, clientEnv, warm))
 		rec.RawFiles = append(rec.RawFiles, s.saveRaw(warm.RawPrefix, adapter.Name(), stdout, stderr)...)
 		if err != nil {
 			return fail(fmt.Errorf("warm-up with %s: %w", r.Tool, err))
 		}
 	}
 
+	if err := s.writeInputs(adapter, inv); err != nil {
+		return fail(err)
+	}
 	started := time.Now()
-	stdout, stderr, code, err := s.stack.Run(ctx, adapter.Service(), containerName(adapter), clientEnv, adapter.Args(inv))
+	stdout, stderr, code, err := s.stack.Run(ctx, oneOff(adapter, clientEnv, inv))
 	ended := time.Now()
 	rec.RawFiles = append(rec.RawFiles, s.saveRaw(r.ID, adapter.Name(), stdout, stderr)...)
 	if err != nil {
@@ -239,6 +251,30 @@ func clientEnvironment(r scenario.Run) map[string]string {
 
 func formatCPUs(c float64) string { return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", c), "0"), ".") }
 
+// oneOff describes the tool container for one invocation.
+func oneOff(a tool.Adapter, env map[string]string, inv tool.Invocation) OneOff {
+	o := OneOff{Service: a.Service(), Name: containerName(a), Env: env, Args: a.Args(inv)}
+	if p, ok := a.(tool.Programmer); ok {
+		o.Entrypoint = p.Program()
+	}
+	return o
+}
+
+// writeInputs puts the files a tool reads (large request bodies) into raw/ before it runs, so
+// they are kept with the output they produced.
+func (s *stepRunner) writeInputs(a tool.Adapter, inv tool.Invocation) error {
+	f, ok := a.(tool.InputFiler)
+	if !ok {
+		return nil
+	}
+	for name, data := range f.InputFiles(inv) {
+		if err := os.WriteFile(filepath.Join(s.resultDir, "raw", filepath.Base(name)), data, 0o644); err != nil {
+			return fmt.Errorf("write %s input %s: %w", a.Name(), name, err)
+		}
+	}
+	return nil
+}
+
 // containerName is the fixed name of a tool's one-off container. Prometheus finds the load
 // generator's live metrics by this name on the compose network.
 func containerName(a tool.Adapter) string { return "protobench-" + a.Service() }
@@ -261,7 +297,7 @@ func (s *stepRunner) saveRaw(prefix, toolName string, stdout, stderr []byte) []s
 
 // collectFiles reads the files a tool wrote under raw/ for this run.
 func (s *stepRunner) collectFiles(prefix string) (map[string][]byte, []string) {
-	matches, _ := filepath.Glob(filepath.Join(s.resultDir, "raw", prefix+".*"))
+	matches, _ := filepath.Glob(filepath.Join(s.resultDir, "raw", prefix+"*"))
 	files := map[string][]byte{}
 	var names []string
 	for _, m := range matches {

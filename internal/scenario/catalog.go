@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/protobench/protobench/internal/contract"
 )
@@ -93,12 +94,15 @@ const (
 	knobInt knobKind = iota
 	knobBool
 	knobSize
+	knobDuration
 	knobEnum
 )
 
-// knobSpec describes one server knob. A knob reaches its server as the environment variable
-// PROTOBENCH_<NAME IN UPPER CASE>, so adding a knob here and reading it in the server is all it takes.
+// knobSpec describes one server knob: how its value is checked and the environment variable the
+// server reads it from. Scenario knob names are short and per target; the variables are the
+// servers' own (see each server's --help), so adding a knob here is all a new server flag needs.
 type knobSpec struct {
+	env   string
 	kind  knobKind
 	min   int64
 	enum  []string
@@ -107,27 +111,30 @@ type knobSpec struct {
 
 // commonKnobs apply to every server.
 var commonKnobs = map[string]knobSpec{
-	"max_payload_bytes": {kind: knobSize, min: 1, about: "largest request the server accepts"},
+	"max_payload_bytes": {env: "PROTOBENCH_MAX_PAYLOAD_BYTES", kind: knobSize, min: 1, about: "largest request the server accepts"},
 }
 
 // knobsByTarget lists the knobs each server understands beyond commonKnobs.
 var knobsByTarget = map[string]map[string]knobSpec{
 	TargetGRPC: {
-		"max_concurrent_streams": {kind: knobInt, min: 1, about: "HTTP/2 streams per connection (grpc.MaxConcurrentStreams)"},
+		"max_concurrent_streams": {env: "PROTOBENCH_GRPC_MAX_CONCURRENT_STREAMS", kind: knobInt, min: 1, about: "HTTP/2 streams per connection (grpc.MaxConcurrentStreams)"},
+		"read_buffer_bytes":      {env: "PROTOBENCH_GRPC_READ_BUFFER_BYTES", kind: knobSize, min: 0, about: "grpc.ReadBufferSize"},
+		"write_buffer_bytes":     {env: "PROTOBENCH_GRPC_WRITE_BUFFER_BYTES", kind: knobSize, min: 0, about: "grpc.WriteBufferSize"},
 	},
 	TargetPythonGRPC: {
-		"mode":                   {kind: knobEnum, enum: []string{"sync", "aio"}, about: "thread-pool server or asyncio server"},
-		"gzip":                   {kind: knobBool, about: "compress responses with gzip"},
-		"max_workers":            {kind: knobInt, min: 1, about: "thread-pool size in sync mode"},
-		"max_concurrent_streams": {kind: knobInt, min: 1, about: "HTTP/2 streams per connection"},
+		"mode":    {env: "PROTOBENCH_PY_MODE", kind: knobEnum, enum: []string{"sync", "aio"}, about: "thread-pool server (sync) or asyncio server (aio)"},
+		"gzip":    {env: "PROTOBENCH_PY_GZIP", kind: knobBool, about: "compress every response with gzip"},
+		"threads": {env: "PROTOBENCH_PY_THREADS", kind: knobInt, min: 1, about: "thread-pool size in sync mode"},
 	},
-	TargetREST:   {},
+	TargetREST: {
+		"idle_timeout":        {env: "PROTOBENCH_HTTP_IDLE_TIMEOUT", kind: knobDuration, about: "http.Server.IdleTimeout"},
+		"read_header_timeout": {env: "PROTOBENCH_HTTP_READ_HEADER_TIMEOUT", kind: knobDuration, about: "http.Server.ReadHeaderTimeout"},
+	},
 	TargetNetRPC: {},
 	TargetZeroMQ: {
-		"sndhwm":         {kind: knobInt, min: 0, about: "send high-water mark in messages (0 = unlimited)"},
-		"rcvhwm":         {kind: knobInt, min: 0, about: "receive high-water mark in messages (0 = unlimited)"},
-		"io_threads":     {kind: knobInt, min: 1, about: "libzmq I/O threads"},
-		"sink_consumers": {kind: knobInt, min: 1, about: "goroutines counting messages behind the PULL sink"},
+		"sndhwm":     {env: "PROTOBENCH_ZMQ_SNDHWM", kind: knobInt, min: 0, about: "send high-water mark in messages (0 = unlimited)"},
+		"rcvhwm":     {env: "PROTOBENCH_ZMQ_RCVHWM", kind: knobInt, min: 0, about: "receive high-water mark in messages (0 = unlimited)"},
+		"io_threads": {env: "PROTOBENCH_ZMQ_IO_THREADS", kind: knobInt, min: 1, about: "libzmq I/O threads"},
 	},
 }
 
@@ -153,9 +160,21 @@ func knobNames(target string) []string {
 	return names
 }
 
-// KnobEnv is the environment variable that carries knob name to its server.
-func KnobEnv(name string) string {
-	return "PROTOBENCH_" + strings.ToUpper(name)
+// KnobEnv returns the environment variable and value that carry a knob to target's server;
+// ok is false for a knob the target does not have.
+func KnobEnv(target, name, value string) (env, envValue string, ok bool) {
+	spec, ok := knobSpecFor(target, name)
+	if !ok {
+		return "", "", false
+	}
+	if spec.kind == knobBool {
+		// The servers read booleans as 1 or 0, the form every language parses the same way.
+		if value == "true" {
+			return spec.env, "1", true
+		}
+		return spec.env, "0", true
+	}
+	return spec.env, value, true
 }
 
 // check validates a knob's raw scalar text and returns its canonical string form.
@@ -164,28 +183,34 @@ func (k knobSpec) check(raw string) (string, error) {
 	case knobInt:
 		v, err := strconv.ParseInt(strings.ReplaceAll(raw, "_", ""), 10, 64)
 		if err != nil || v < k.min {
-			return "", fmt.Errorf("expected an integer >= %d, got %q", k.min, raw)
+			return "", fmt.Errorf("expected an integer >= %d, got %q", k.min, clip(raw))
 		}
 		return strconv.FormatInt(v, 10), nil
 	case knobBool:
 		v, err := strconv.ParseBool(raw)
 		if err != nil {
-			return "", fmt.Errorf("expected true or false, got %q", raw)
+			return "", fmt.Errorf("expected true or false, got %q", clip(raw))
 		}
 		return strconv.FormatBool(v), nil
 	case knobSize:
 		v, err := ParseSize(raw)
 		if err != nil || v < k.min {
-			return "", fmt.Errorf("expected a size such as 16MiB, got %q", raw)
+			return "", fmt.Errorf("expected a size such as 16MiB, got %q", clip(raw))
 		}
 		return strconv.FormatInt(v, 10), nil
+	case knobDuration:
+		v, err := time.ParseDuration(raw)
+		if err != nil || v < 0 || v > maxDuration {
+			return "", fmt.Errorf("expected a duration such as 30s, got %q", clip(raw))
+		}
+		return v.String(), nil
 	case knobEnum:
 		for _, e := range k.enum {
 			if raw == e {
 				return raw, nil
 			}
 		}
-		return "", fmt.Errorf("expected one of %s, got %q", strings.Join(k.enum, ", "), raw)
+		return "", fmt.Errorf("expected one of %s, got %q", strings.Join(k.enum, ", "), clip(raw))
 	}
 	return "", fmt.Errorf("unsupported knob")
 }

@@ -3,7 +3,9 @@ package scenario
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,7 +79,7 @@ func (d *decoder) mapping(n *yaml.Node, field string, handlers map[string]keyHan
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := resolve(n.Content[i]), n.Content[i+1]
 		name := k.Value
-		sub := join(field, name)
+		sub := join(field, fieldKey(name))
 		if k.Kind != yaml.ScalarNode {
 			d.add(k.Line, field, "expected a key name, got %s", describe(k))
 			continue
@@ -116,6 +118,16 @@ func keyList(handlers map[string]keyHandler) string {
 	}
 	sort.Strings(keys)
 	return strings.Join(keys, ", ")
+}
+
+var plainKey = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,48}$`)
+
+// fieldKey writes a key for a field path; odd keys are quoted so the path stays one token.
+func fieldKey(name string) string {
+	if plainKey.MatchString(name) {
+		return name
+	}
+	return strconv.Quote(clip(name))
 }
 
 func join(field, key string) string {

@@ -15,6 +15,7 @@ type Error struct {
 	Msg   string
 }
 
+// Error formats the problem as "file:line: field: message".
 func (e *Error) Error() string {
 	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Msg)
 }
@@ -23,6 +24,7 @@ func (e *Error) Error() string {
 // saves the user a fix-and-retry loop per mistake.
 type Errors []*Error
 
+// Error lists the problems one per line.
 func (es Errors) Error() string {
 	lines := make([]string, len(es))
 	for i, e := range es {
@@ -56,7 +58,9 @@ func (c *collector) add(line int, field, format string, args ...any) {
 	if line < 1 {
 		line = 1
 	}
-	c.errs = append(c.errs, &Error{File: c.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+	// One error, one line: YAML keys and library messages may hold newlines.
+	msg := strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", " ")
+	c.errs = append(c.errs, &Error{File: c.file, Line: line, Field: field, Msg: msg})
 }
 
 // err returns the collected errors sorted by line, or nil.

@@ -10,7 +10,7 @@ import (
 )
 
 // errLine is the shape every parse error must have: file:line: field: message.
-var errLine = regexp.MustCompile(`^f\.yaml:[1-9][0-9]*: [^ ]+: .+`)
+var errLine = regexp.MustCompile(`^f\.yaml:[1-9][0-9]*: ([^ "]+|[^ "]*"(\\.|[^"\\])*"[^ ]*): [^\n]+$`)
 
 // FuzzParse feeds arbitrary bytes to the parser and, when they parse, to the planner and the
 // dry-run printer. None may panic, and every error must keep the file:line: field: form.

@@ -54,8 +54,8 @@ type Run struct {
 	Duration time.Duration
 	Cooldown time.Duration
 
-	Knobs  map[string]string // server knobs, canonical values
-	Env    map[string]string // the knobs as PROTOBENCH_<KNOB> environment for the server
+	Knobs  map[string]string // server knobs by scenario name, canonical values
+	Env    map[string]string // the knobs as the server's own environment variables
 	Caps   Caps              // resolved: no zero fields
 	Layout Layout
 }
@@ -115,6 +115,9 @@ func (s *Scenario) Plan(opts PlanOptions) (*Plan, error) {
 							continue
 						}
 						index++
+						if index > maxRuns {
+							return nil, fmt.Errorf("%s: the plan has more than %d runs; shrink the matrices or repeats", s.Path, maxRuns)
+						}
 						if !keep || (len(opts.Tools) > 0 && !contains(opts.Tools, tool)) {
 							continue
 						}
@@ -158,7 +161,9 @@ func (p *Plan) makeRun(index int, st *Step, v Variant, rep int, timing Timing, t
 	r.Knobs = knobsFor(sc, st, target)
 	r.Env = make(map[string]string, len(r.Knobs))
 	for k, val := range r.Knobs {
-		r.Env[KnobEnv(k)] = val
+		if env, v, ok := KnobEnv(target, k, val); ok {
+			r.Env[env] = v
+		}
 	}
 	r.Caps = p.capsFor(st, target)
 	return r

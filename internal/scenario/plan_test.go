@@ -245,9 +245,18 @@ steps:
 	if b.Caps.ServerMemoryBytes != 256<<20 || b.Caps.ServerCPUs != 0.5 {
 		t.Errorf("b caps = %+v: the step's memory cap beats the scenario's", b.Caps)
 	}
-	wantEnv := map[string]string{"PROTOBENCH_MAX_CONCURRENT_STREAMS": "100000", "PROTOBENCH_MAX_PAYLOAD_BYTES": "1048576"}
+	wantEnv := map[string]string{"PROTOBENCH_GRPC_MAX_CONCURRENT_STREAMS": "100000", "PROTOBENCH_MAX_PAYLOAD_BYTES": "1048576"}
 	if !reflect.DeepEqual(b.Env, wantEnv) {
 		t.Errorf("env = %v, want %v", b.Env, wantEnv)
+	}
+	py := mustParse(t, "name: py\ndescription: d\nservers:\n  python-grpc:\n    knobs: {mode: aio, gzip: true, threads: 4}\nsteps:\n  - {name: s, targets: [python-grpc], method: Echo}\n")
+	pp, err := py.Plan(PlanOptions{Cores: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPy := map[string]string{"PROTOBENCH_PY_MODE": "aio", "PROTOBENCH_PY_GZIP": "1", "PROTOBENCH_PY_THREADS": "4"}
+	if !reflect.DeepEqual(pp.Runs[0].Env, wantPy) || pp.Runs[0].Knobs["gzip"] != "true" {
+		t.Errorf("python env = %v knobs = %v, want %v", pp.Runs[0].Env, pp.Runs[0].Knobs, wantPy)
 	}
 	if len(byID["a/rest"].Env) != 0 {
 		t.Errorf("rest env = %v, want none", byID["a/rest"].Env)

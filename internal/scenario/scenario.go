@@ -41,6 +41,7 @@ const (
 	maxConcurrency = 100000
 	maxRate        = 1e8
 	maxVariants    = 1000 // matrix combinations per step
+	maxRuns        = 10000
 )
 
 // Scenario is one validated scenario file.
@@ -94,7 +95,7 @@ type LayoutSpec struct {
 type Server struct {
 	CPUs        float64           // 0: inherit
 	MemoryBytes int64             // 0: inherit
-	Knobs       map[string]string // canonical string values, passed as PROTOBENCH_<KNOB> env
+	Knobs       map[string]string // canonical string values; KnobEnv says how they reach the server
 }
 
 // Step is one workload as written in the file, before matrix expansion.
@@ -198,8 +199,10 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	return sc, nil
 }
 
+// extraDocError reports a second YAML document, which would otherwise be silently ignored.
 type extraDocError struct{ line int }
 
+// Error implements error.
 func (e *extraDocError) Error() string { return "more than one YAML document" }
 
 // parseYAML reads exactly one YAML document into a node tree. yaml.v3 has panicked on hostile

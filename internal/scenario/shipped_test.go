@@ -4,12 +4,18 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
 
-const shippedDir = "../../scenarios"
+const (
+	shippedDir = "../../scenarios"
+	seedsDir   = "../../../shared/seeds"
+)
+
+var seedName = regexp.MustCompile(`^[0-9]{3}_[0-9a-f]{16}\.txt$`)
 
 // TestShippedScenarios is the CI gate behind "every shipped scenario passes --dry-run": each
 // file parses, is named after its file, plans on a 2-core host in full and quick mode, and
@@ -37,8 +43,12 @@ func TestShippedScenarios(t *testing.T) {
 			if want := strings.TrimSuffix(filepath.Base(e.Path), ".yaml"); sc.Name != want {
 				t.Errorf("name %q, file %s: a scenario must be named after its file", sc.Name, e.Path)
 			}
-			if sc.Source != "" {
-				if _, err := os.Stat(filepath.Join("../../../shared/seeds", sc.Source)); err != nil && !os.IsNotExist(err) {
+			if sc.Source != "" && !seedName.MatchString(sc.Source) {
+				t.Errorf("source %q is not a seed file name like 003_4bb7b5b759b6729f.txt", sc.Source)
+			}
+			// The seeds live beside the repository on the build machines; check them when present.
+			if _, err := os.Stat(seedsDir); err == nil && sc.Source != "" {
+				if _, err := os.Stat(filepath.Join(seedsDir, sc.Source)); err != nil {
 					t.Errorf("source %s: %v", sc.Source, err)
 				}
 			}

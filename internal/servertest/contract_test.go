@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/rpc"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -209,117 +210,139 @@ func suite() []serverCase {
 // garbage is bytes no protocol here accepts: not TLS, not HTTP, not ZMTP, not gob.
 var garbage = bytes.Repeat([]byte{0x00, 0xff, 0x13, 0x37, '\r', '\n', 0x80, 0x7f}, 512)
 
+// externalEnv names an already running server to run one row against instead of starting it,
+// e.g. a container: PROTOBENCH_CONTRACT_EXTERNAL=python-grpc@172.17.0.2:50051@172.17.0.2:9100
+// (row@main@metrics; for zeromq add @pull@pub). The server must run with
+// --max-payload-bytes=10500000, the suite's limit.
+const externalEnv = "PROTOBENCH_CONTRACT_EXTERNAL"
+
 func TestContract(t *testing.T) {
+	external := strings.Split(os.Getenv(externalEnv), "@")
 	for _, sc := range suite() {
 		t.Run(sc.name, func(t *testing.T) {
-			t.Parallel()
-			ep := servertest.Start(t, sc.server, sc.options...)
-			c := sc.dial(t, ep)
-			defer c.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-
-			t.Run("Echo", func(t *testing.T) {
-				for _, n := range []int{0, 1, 64, 4096, 1 << 20, bigPayload} {
-					want := contract.Payload(n)
-					got, err := c.Echo(ctx, want)
-					if err != nil {
-						t.Fatalf("Echo(%d bytes): %v", n, err)
-					}
-					if !bytes.Equal(got, want) {
-						t.Fatalf("Echo(%d bytes) returned %d different bytes", n, len(got))
-					}
+			var ep servertest.Endpoints
+			switch {
+			case external[0] == "":
+				t.Parallel()
+				ep = servertest.Start(t, sc.server, sc.options...)
+			case external[0] == sc.name && len(external) >= 3:
+				ep = servertest.Endpoints{Main: external[1], Metrics: external[2]}
+				if len(external) == 5 {
+					ep.Pull, ep.Pub = external[3], external[4]
 				}
-			})
-			t.Run("GetUser", func(t *testing.T) {
-				for _, id := range []int64{0, 1, 42, -7, math.MaxInt64} {
-					got, err := c.GetUser(ctx, id)
-					if err != nil {
-						t.Fatalf("GetUser(%d): %v", id, err)
-					}
-					if want := contract.UserByID(id); got != want {
-						t.Fatalf("GetUser(%d) = %+v, want %+v", id, got, want)
-					}
-				}
-			})
-			t.Run("Multiply", func(t *testing.T) {
-				for _, ab := range [][2]int64{{6, 7}, {-3, 5}, {0, 99}, {1 << 31, 1 << 31}} {
-					got, err := c.Multiply(ctx, ab[0], ab[1])
-					if err != nil || got != contract.Multiply(ab[0], ab[1]) {
-						t.Fatalf("Multiply(%d, %d) = %d, %v", ab[0], ab[1], got, err)
-					}
-				}
-			})
-			t.Run("Divide", func(t *testing.T) {
-				for _, ab := range [][2]int64{{17, 5}, {-17, 5}, {17, -5}, {0, 3}} {
-					q, r, err := c.Divide(ctx, ab[0], ab[1])
-					wq, wr, _ := contract.Divide(ab[0], ab[1])
-					if err != nil || q != wq || r != wr {
-						t.Fatalf("Divide(%d, %d) = %d, %d, %v; want %d, %d", ab[0], ab[1], q, r, err, wq, wr)
-					}
-				}
-			})
-			t.Run("division by zero is a protocol error", func(t *testing.T) {
-				_, _, err := c.Divide(ctx, 1, 0)
-				if e := sc.isDivideByZero(err); e != nil {
-					t.Fatal(e)
-				}
-			})
-			t.Run("oversized payload is the protocol's size error", func(t *testing.T) {
-				_, err := c.Echo(ctx, contract.Payload(maxPayload+1))
-				if e := sc.isOversize(err); e != nil {
-					t.Fatal(e)
-				}
-			})
-			t.Run("unknown method is a protocol error", func(t *testing.T) {
-				if err := sc.unknownMethod(t, ep); err != nil {
-					t.Fatal(err)
-				}
-			})
-			t.Run("garbage and truncated frames leave it serving", func(t *testing.T) {
-				cases := map[string][]byte{"garbage bytes": garbage}
-				for k, v := range sc.truncated {
-					cases[k] = v
-				}
-				for name, b := range cases {
-					sendRaw(t, ep.Main, b)
-					// The long-lived client and a fresh one must both still work.
-					if _, err := c.Multiply(ctx, 2, 3); err != nil {
-						t.Fatalf("after %s: existing client: %v", name, err)
-					}
-					fresh := sc.dial(t, ep)
-					_, err := fresh.GetUser(ctx, 1)
-					fresh.Close()
-					if err != nil {
-						t.Fatalf("after %s: new client: %v", name, err)
-					}
-				}
-			})
-			for name, check := range sc.extra {
-				t.Run(name, func(t *testing.T) { check(t, ep) })
+			default:
+				t.Skipf("%s names another row (want %s@main@metrics)", externalEnv, sc.name)
 			}
-			t.Run("metrics counted the calls", func(t *testing.T) {
-				for _, m := range []string{contract.MethodEcho, contract.MethodGetUser, contract.MethodMultiply, contract.MethodDivide} {
-					want := map[string]string{"protocol": sc.protocol, "method": m, "code": sc.okCode}
-					waitFor(t, "requests_total "+m, func() (bool, string) {
-						v := value(scrape(t, ep.Metrics), "protobench_server_requests_total", want)
-						return v >= 1, fmt.Sprintf("protobench_server_requests_total%v = %v", want, v)
-					})
-					h := map[string]string{"protocol": sc.protocol, "method": m}
-					if v := value(scrape(t, ep.Metrics), "protobench_server_request_duration_seconds_count", h); v < 1 {
-						t.Fatalf("protobench_server_request_duration_seconds_count%v = %v", h, v)
-					}
-				}
-				// The division by zero was counted under an error code, not the success code.
-				samples := scrape(t, ep.Metrics)
-				all := value(samples, "protobench_server_requests_total", map[string]string{"protocol": sc.protocol, "method": contract.MethodDivide})
-				ok := value(samples, "protobench_server_requests_total", map[string]string{"protocol": sc.protocol, "method": contract.MethodDivide, "code": sc.okCode})
-				if all <= ok {
-					t.Fatalf("Divide: %v requests counted, %v of them %s: the error was not counted", all, ok, sc.okCode)
-				}
-			})
+			runContract(t, sc, ep)
 		})
 	}
+}
+
+func runContract(t *testing.T, sc serverCase, ep servertest.Endpoints) {
+	c := sc.dial(t, ep)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	t.Run("Echo", func(t *testing.T) {
+		for _, n := range []int{0, 1, 64, 4096, 1 << 20, bigPayload} {
+			want := contract.Payload(n)
+			got, err := c.Echo(ctx, want)
+			if err != nil {
+				t.Fatalf("Echo(%d bytes): %v", n, err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("Echo(%d bytes) returned %d different bytes", n, len(got))
+			}
+		}
+	})
+	t.Run("GetUser", func(t *testing.T) {
+		for _, id := range []int64{0, 1, 42, -7, math.MaxInt64} {
+			got, err := c.GetUser(ctx, id)
+			if err != nil {
+				t.Fatalf("GetUser(%d): %v", id, err)
+			}
+			if want := contract.UserByID(id); got != want {
+				t.Fatalf("GetUser(%d) = %+v, want %+v", id, got, want)
+			}
+		}
+	})
+	t.Run("Multiply", func(t *testing.T) {
+		for _, ab := range [][2]int64{{6, 7}, {-3, 5}, {0, 99}, {1 << 31, 1 << 31}} {
+			got, err := c.Multiply(ctx, ab[0], ab[1])
+			if err != nil || got != contract.Multiply(ab[0], ab[1]) {
+				t.Fatalf("Multiply(%d, %d) = %d, %v", ab[0], ab[1], got, err)
+			}
+		}
+	})
+	t.Run("Divide", func(t *testing.T) {
+		for _, ab := range [][2]int64{{17, 5}, {-17, 5}, {17, -5}, {0, 3}} {
+			q, r, err := c.Divide(ctx, ab[0], ab[1])
+			wq, wr, _ := contract.Divide(ab[0], ab[1])
+			if err != nil || q != wq || r != wr {
+				t.Fatalf("Divide(%d, %d) = %d, %d, %v; want %d, %d", ab[0], ab[1], q, r, err, wq, wr)
+			}
+		}
+	})
+	t.Run("division by zero is a protocol error", func(t *testing.T) {
+		_, _, err := c.Divide(ctx, 1, 0)
+		if e := sc.isDivideByZero(err); e != nil {
+			t.Fatal(e)
+		}
+	})
+	t.Run("oversized payload is the protocol's size error", func(t *testing.T) {
+		_, err := c.Echo(ctx, contract.Payload(maxPayload+1))
+		if e := sc.isOversize(err); e != nil {
+			t.Fatal(e)
+		}
+	})
+	t.Run("unknown method is a protocol error", func(t *testing.T) {
+		if err := sc.unknownMethod(t, ep); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("garbage and truncated frames leave it serving", func(t *testing.T) {
+		cases := map[string][]byte{"garbage bytes": garbage}
+		for k, v := range sc.truncated {
+			cases[k] = v
+		}
+		for name, b := range cases {
+			sendRaw(t, ep.Main, b)
+			// The long-lived client and a fresh one must both still work.
+			if _, err := c.Multiply(ctx, 2, 3); err != nil {
+				t.Fatalf("after %s: existing client: %v", name, err)
+			}
+			fresh := sc.dial(t, ep)
+			_, err := fresh.GetUser(ctx, 1)
+			fresh.Close()
+			if err != nil {
+				t.Fatalf("after %s: new client: %v", name, err)
+			}
+		}
+	})
+	for name, check := range sc.extra {
+		t.Run(name, func(t *testing.T) { check(t, ep) })
+	}
+	t.Run("metrics counted the calls", func(t *testing.T) {
+		for _, m := range []string{contract.MethodEcho, contract.MethodGetUser, contract.MethodMultiply, contract.MethodDivide} {
+			want := map[string]string{"protocol": sc.protocol, "method": m, "code": sc.okCode}
+			waitFor(t, "requests_total "+m, func() (bool, string) {
+				v := value(scrape(t, ep.Metrics), "protobench_server_requests_total", want)
+				return v >= 1, fmt.Sprintf("protobench_server_requests_total%v = %v", want, v)
+			})
+			h := map[string]string{"protocol": sc.protocol, "method": m}
+			if v := value(scrape(t, ep.Metrics), "protobench_server_request_duration_seconds_count", h); v < 1 {
+				t.Fatalf("protobench_server_request_duration_seconds_count%v = %v", h, v)
+			}
+		}
+		// The division by zero was counted under an error code, not the success code.
+		samples := scrape(t, ep.Metrics)
+		all := value(samples, "protobench_server_requests_total", map[string]string{"protocol": sc.protocol, "method": contract.MethodDivide})
+		ok := value(samples, "protobench_server_requests_total", map[string]string{"protocol": sc.protocol, "method": contract.MethodDivide, "code": sc.okCode})
+		if all <= ok {
+			t.Fatalf("Divide: %v requests counted, %v of them %s: the error was not counted", all, ok, sc.okCode)
+		}
+	})
 }
 
 func checkEchoStream(t *testing.T, ep servertest.Endpoints, protocol string) {

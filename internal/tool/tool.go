@@ -100,3 +100,15 @@ func Names() []string {
 	sort.Strings(names)
 	return names
 }
+
+// InputFiler is implemented by tools that read input files (such as ghz's request data for a
+// large payload): the runner writes them under RawDir before running the tool.
+type InputFiler interface {
+	InputFiles(inv Invocation) map[string][]byte
+}
+
+// Programmer is implemented by tools whose program differs from their service's default
+// entrypoint (wrk2 and wrk share the wrk service).
+type Programmer interface {
+	Program() string
+}

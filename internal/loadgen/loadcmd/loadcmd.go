@@ -12,6 +12,7 @@ import (
 	_ "github.com/protobench/protobench/internal/loadgen/driver/grpc"
 	_ "github.com/protobench/protobench/internal/loadgen/driver/http"
 	_ "github.com/protobench/protobench/internal/loadgen/driver/netrpc"
+	_ "github.com/protobench/protobench/internal/loadgen/driver/zmq"
 )
 
 // Command runs `protobench load` with args (without the subcommand name) and returns the exit

@@ -74,6 +74,7 @@ func (r Reply) Err() error {
 // RemoteError is an error the server reported in an ERR reply.
 type RemoteError struct{ Message string }
 
+// Error returns the server's message, marked as coming from the server.
 func (e *RemoteError) Error() string { return "zmq server: " + e.Message }
 
 // ID encodes a request id as its 8-byte frame.

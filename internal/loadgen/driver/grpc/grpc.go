@@ -39,8 +39,11 @@ func (Driver) Info() loadgen.DriverInfo {
 	return loadgen.DriverInfo{TargetName: "grpc", Methods: methods}
 }
 
-// Check implements loadgen.Driver.
+// Check implements loadgen.Driver; the method defaults to GetUser.
 func (Driver) Check(cfg *loadgen.Config) error {
+	if cfg.Method == "" {
+		cfg.Method = methods[0]
+	}
 	if !slices.Contains(methods, cfg.Method) {
 		return fmt.Errorf("--method %q: the grpc driver calls %v", cfg.Method, methods)
 	}
@@ -111,6 +114,12 @@ func (c *conn) Close() error {
 // NewWorker implements loadgen.Conn. After a lost connection grpc-go reconnects by itself; the
 // worker only has to wait until it is READY again.
 func (c *conn) NewWorker(ctx context.Context) (loadgen.Worker, error) {
+	if c.cc.GetState() != connectivity.Ready {
+		// grpc-go hides why it cannot connect; a plain dial says it (connection refused).
+		if err := loadgen.ProbeTCP(ctx, c.cfg.Target.Address); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.waitReady(ctx); err != nil {
 		return nil, err
 	}
@@ -131,25 +140,16 @@ type unaryWorker struct {
 
 const service = "/protobench.v1.Bench/"
 
-// GetUser asks for a fixed id, like the other tools' GetUser requests, and the arithmetic uses
-// fixed operands whose answers are checked.
-const (
-	userID   = 1
-	arithA   = 1_000_003
-	arithB   = 7
-	checkErr = "bad-response"
-)
-
 func newUnary(cc *grpc.ClientConn, cfg *loadgen.Config) (*unaryWorker, error) {
 	w := &unaryWorker{cc: cc, method: service + cfg.Method}
 	switch cfg.Method {
 	case contract.MethodGetUser:
 		resp := &benchpb.User{}
-		w.req, w.resp = &benchpb.GetUserRequest{Id: userID}, resp
-		want := contract.UserByID(userID)
+		w.req, w.resp = &benchpb.GetUserRequest{Id: loadgen.UserID}, resp
+		want := contract.UserByID(loadgen.UserID)
 		w.check = func() error {
 			if resp.Id != want.ID || resp.Name != want.Name {
-				return badResponse("GetUser(%d) returned id %d name %q", userID, resp.Id, resp.Name)
+				return badResponse("GetUser(%d) returned id %d name %q", loadgen.UserID, resp.Id, resp.Name)
 			}
 			return nil
 		}
@@ -165,17 +165,17 @@ func newUnary(cc *grpc.ClientConn, cfg *loadgen.Config) (*unaryWorker, error) {
 		}
 	case contract.MethodMultiply:
 		resp := &benchpb.MultiplyResponse{}
-		w.req, w.resp = &benchpb.ArithRequest{A: arithA, B: arithB}, resp
+		w.req, w.resp = &benchpb.ArithRequest{A: loadgen.ArithA, B: loadgen.ArithB}, resp
 		w.check = func() error {
-			if resp.Product != contract.Multiply(arithA, arithB) {
+			if resp.Product != contract.Multiply(loadgen.ArithA, loadgen.ArithB) {
 				return badResponse("Multiply returned %d", resp.Product)
 			}
 			return nil
 		}
 	case contract.MethodDivide:
 		resp := &benchpb.DivideResponse{}
-		w.req, w.resp = &benchpb.ArithRequest{A: arithA, B: arithB}, resp
-		q, r, _ := contract.Divide(arithA, arithB)
+		w.req, w.resp = &benchpb.ArithRequest{A: loadgen.ArithA, B: loadgen.ArithB}, resp
+		q, r, _ := contract.Divide(loadgen.ArithA, loadgen.ArithB)
 		w.check = func() error {
 			if resp.Quotient != q || resp.Remainder != r {
 				return badResponse("Divide returned %d rem %d", resp.Quotient, resp.Remainder)

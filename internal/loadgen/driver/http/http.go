@@ -39,20 +39,16 @@ func (Driver) Info() loadgen.DriverInfo {
 	return loadgen.DriverInfo{TargetName: "rest", Methods: methods}
 }
 
-// Check implements loadgen.Driver.
+// Check implements loadgen.Driver; the method defaults to GetUser.
 func (Driver) Check(cfg *loadgen.Config) error {
+	if cfg.Method == "" {
+		cfg.Method = methods[0]
+	}
 	if !slices.Contains(methods, cfg.Method) {
 		return fmt.Errorf("--method %q: the http driver calls %v (EchoStream needs gRPC)", cfg.Method, methods)
 	}
 	return nil
 }
-
-// Fixed operands, so every reply can be checked cheaply.
-const (
-	userID = 1
-	arithA = 1_000_003
-	arithB = 7
-)
 
 // Dial implements loadgen.Driver. A connection here is only a recipe: each worker dials its own
 // TCP connection. Dial probes the address so that an unreachable target fails at once.
@@ -75,8 +71,8 @@ func buildRequest(cfg *loadgen.Config) ([]byte, func([]byte) error) {
 	var check func([]byte) error
 	switch cfg.Method {
 	case contract.MethodGetUser:
-		fmt.Fprintf(&b, "GET /v1/users/%d HTTP/1.1\r\nHost: %s\r\nUser-Agent: protobench\r\n\r\n", userID, host)
-		check = contains(fmt.Sprintf(`"name":%q`, contract.UserByID(userID).Name))
+		fmt.Fprintf(&b, "GET /v1/users/%d HTTP/1.1\r\nHost: %s\r\nUser-Agent: protobench\r\n\r\n", loadgen.UserID, host)
+		check = contains(fmt.Sprintf(`"name":%q`, contract.UserByID(loadgen.UserID).Name))
 	case contract.MethodEcho:
 		n := cfg.PayloadBytes
 		post("/v1/echo", "application/octet-stream", contract.Payload(n))
@@ -87,11 +83,11 @@ func buildRequest(cfg *loadgen.Config) ([]byte, func([]byte) error) {
 			return nil
 		}
 	case contract.MethodMultiply:
-		post("/v1/multiply", "application/json", fmt.Appendf(nil, `{"a":%d,"b":%d}`, arithA, arithB))
-		check = contains(fmt.Sprintf(`"product":%d`, contract.Multiply(arithA, arithB)))
+		post("/v1/multiply", "application/json", fmt.Appendf(nil, `{"a":%d,"b":%d}`, loadgen.ArithA, loadgen.ArithB))
+		check = contains(fmt.Sprintf(`"product":%d`, contract.Multiply(loadgen.ArithA, loadgen.ArithB)))
 	case contract.MethodDivide:
-		post("/v1/divide", "application/json", fmt.Appendf(nil, `{"a":%d,"b":%d}`, arithA, arithB))
-		q, _, _ := contract.Divide(arithA, arithB)
+		post("/v1/divide", "application/json", fmt.Appendf(nil, `{"a":%d,"b":%d}`, loadgen.ArithA, loadgen.ArithB))
+		q, _, _ := contract.Divide(loadgen.ArithA, loadgen.ArithB)
 		check = contains(fmt.Sprintf(`"quotient":%d`, q))
 	}
 	return b.Bytes(), check

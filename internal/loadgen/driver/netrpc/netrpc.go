@@ -35,8 +35,11 @@ func (Driver) Info() loadgen.DriverInfo {
 	return loadgen.DriverInfo{TargetName: "netrpc", Methods: methods}
 }
 
-// Check implements loadgen.Driver.
+// Check implements loadgen.Driver; the method defaults to GetUser.
 func (Driver) Check(cfg *loadgen.Config) error {
+	if cfg.Method == "" {
+		cfg.Method = methods[0]
+	}
 	if !slices.Contains(methods, cfg.Method) {
 		return fmt.Errorf("--method %q: the netrpc driver calls %v", cfg.Method, methods)
 	}
@@ -45,12 +48,6 @@ func (Driver) Check(cfg *loadgen.Config) error {
 
 // CodeServerError is net/rpc's only error kind: the server's error string.
 const CodeServerError = "netrpc:error"
-
-const (
-	userID = 1
-	arithA = 1_000_003
-	arithB = 7
-)
 
 // Dial implements loadgen.Driver.
 func (Driver) Dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes) (loadgen.Conn, error) {
@@ -115,11 +112,11 @@ func (c *conn) NewWorker(ctx context.Context) (loadgen.Worker, error) {
 	switch c.cfg.Method {
 	case contract.MethodGetUser:
 		var reply contract.User
-		want := contract.UserByID(userID)
-		w.args, w.reply = &netrpcserver.GetUserArgs{ID: userID}, &reply
+		want := contract.UserByID(loadgen.UserID)
+		w.args, w.reply = &netrpcserver.GetUserArgs{ID: loadgen.UserID}, &reply
 		w.check = func() error {
 			if reply.ID != want.ID || reply.Name != want.Name {
-				return fmt.Errorf("GetUser(%d) returned %+v", userID, reply)
+				return fmt.Errorf("GetUser(%d) returned %+v", loadgen.UserID, reply)
 			}
 			reply = contract.User{} // gob leaves absent (zero) fields untouched: start clean
 			return nil
@@ -137,9 +134,9 @@ func (c *conn) NewWorker(ctx context.Context) (loadgen.Worker, error) {
 		}
 	case contract.MethodMultiply:
 		var reply int
-		w.args, w.reply = &netrpcserver.Args{A: arithA, B: arithB}, &reply
+		w.args, w.reply = &netrpcserver.Args{A: loadgen.ArithA, B: loadgen.ArithB}, &reply
 		w.check = func() error {
-			if int64(reply) != contract.Multiply(arithA, arithB) {
+			if int64(reply) != contract.Multiply(loadgen.ArithA, loadgen.ArithB) {
 				return fmt.Errorf("Multiply returned %d", reply)
 			}
 			reply = 0
@@ -147,8 +144,8 @@ func (c *conn) NewWorker(ctx context.Context) (loadgen.Worker, error) {
 		}
 	case contract.MethodDivide:
 		var reply netrpcserver.Quotient
-		q, r, _ := contract.Divide(arithA, arithB)
-		w.args, w.reply = &netrpcserver.Args{A: arithA, B: arithB}, &reply
+		q, r, _ := contract.Divide(loadgen.ArithA, loadgen.ArithB)
+		w.args, w.reply = &netrpcserver.Args{A: loadgen.ArithA, B: loadgen.ArithB}, &reply
 		w.check = func() error {
 			if int64(reply.Quo) != q || int64(reply.Rem) != r {
 				return fmt.Errorf("Divide returned %+v", reply)

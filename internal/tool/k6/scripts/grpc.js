@@ -33,11 +33,23 @@ const rpc = `protobench.v1.Bench/${config.method}`;
 // Raise gRPC's 4 MiB message limit for large Echo payloads.
 const messageLimit = Math.max(4 << 20, config.payloadBytes + (64 << 10));
 
+let connected = false;
+
 export default function () {
-  // connect is not allowed in the init context; each VU connects on its first iteration.
-  if (__ITER === 0) {
-    client.connect(config.address, { plaintext: true, maxReceiveSize: messageLimit, maxSendSize: messageLimit });
+  let ok = false;
+  try {
+    // connect is not allowed in the init context: each VU connects on its first iteration, and
+    // again after a failed attempt.
+    if (!connected) {
+      client.connect(config.address, { plaintext: true, maxReceiveSize: messageLimit, maxSendSize: messageLimit });
+      connected = true;
+    }
+    const res = client.invoke(rpc, message);
+    ok = res !== null && res.status === grpc.StatusOK;
+  } catch (e) {
+    // A refused connection or a broken one throws: count it as a failed request (the check
+    // below) instead of letting k6 log and drop the iteration.
+    ok = false;
   }
-  const res = client.invoke(rpc, message);
-  check(res, { ok: (r) => r && r.status === grpc.StatusOK });
+  check(ok, { ok: (v) => v });
 }

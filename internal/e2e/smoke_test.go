@@ -1,0 +1,138 @@
+// Package e2e runs the real thing: the protobench binary, the real images, the compose stack and
+// Prometheus, on the smoke scenario. ./run.sh test enables it with PROTOBENCH_E2E=1.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/protobench/protobench/internal/dashboards"
+	"github.com/protobench/protobench/internal/prom"
+	"github.com/protobench/protobench/internal/promcheck"
+	"github.com/protobench/protobench/internal/results"
+)
+
+func TestSmokeEndToEnd(t *testing.T) {
+	if os.Getenv("PROTOBENCH_E2E") != "1" {
+		t.Skip("set PROTOBENCH_E2E=1 (./run.sh test does) to run the smoke scenario through the compose stack")
+	}
+	bin := os.Getenv("PROTOBENCH_BIN")
+	if bin == "" {
+		t.Fatal("PROTOBENCH_BIN must name the protobench binary")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+
+	run := func(args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "PROTOBENCH_ROOT="+root)
+		var buf bytes.Buffer
+		cmd.Stdout = &buf
+		cmd.Stderr = &buf
+		err := cmd.Run()
+		return buf.String(), err
+	}
+	// --keep-up leaves Prometheus running so this test can look at what it recorded.
+	t.Cleanup(func() {
+		if out, err := run("down"); err != nil {
+			t.Logf("protobench down: %v\n%s", err, out)
+		}
+	})
+	started := time.Now()
+	output, err := run("run", "smoke", "--out", out, "--keep-up")
+	t.Logf("protobench run smoke (%s):\n%s", time.Since(started).Round(time.Second), output)
+	if err != nil {
+		t.Fatalf("protobench run smoke: %v", err)
+	}
+
+	dirs, _ := filepath.Glob(filepath.Join(out, "*-smoke"))
+	if len(dirs) != 1 {
+		t.Fatalf("expected one results folder under %s, found %v", out, dirs)
+	}
+	dir := dirs[0]
+	for _, f := range []string{"run.json", "results.json", "results.csv", "summary.md", "scenario.yaml"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("results folder lacks %s: %v", f, err)
+		}
+	}
+	recs, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) == 0 {
+		t.Fatal("results.json holds no records")
+	}
+	servers := map[string]bool{}
+	for _, r := range recs {
+		name := fmt.Sprintf("%s/%s/%s", r.Step, r.Target, r.Tool)
+		servers[r.Target] = true
+		if r.ThroughputRPS <= 0 {
+			t.Errorf("%s: throughput %.1f, want > 0 (error: %s)", name, r.ThroughputRPS, r.Error)
+		}
+		if len(r.RawFiles) == 0 {
+			t.Errorf("%s: no raw tool output kept", name)
+		}
+		for _, f := range r.RawFiles {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("%s: raw file %s missing: %v", name, f, err)
+			}
+		}
+		if r.ServerCPUSeconds <= 0 {
+			t.Errorf("%s: server CPU %.3f s, want > 0 from cAdvisor", name, r.ServerCPUSeconds)
+		}
+	}
+
+	var info struct {
+		PrometheusURL string `json:"prometheus_url"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &info); err != nil {
+		t.Fatal(err)
+	}
+	pc := prom.New(info.PrometheusURL)
+	for target := range servers {
+		expr := fmt.Sprintf(`count(count_over_time(container_cpu_usage_seconds_total{container_label_com_docker_compose_service=%q}[30m]))`, target)
+		n, ok, err := pc.Scalar(ctx, expr, time.Time{})
+		if err != nil || !ok || n == 0 {
+			t.Errorf("Prometheus holds no cAdvisor samples for server %s (%s): n=%v ok=%v err=%v", target, expr, n, ok, err)
+		}
+	}
+
+	// The load generator's live metrics must have reached Prometheus during the run.
+	live := `count(count_over_time(protobench_client_requests_total[30m]))`
+	if n, ok, err := pc.Scalar(ctx, live, time.Time{}); err != nil || !ok || n == 0 {
+		t.Errorf("Prometheus holds no live load-generator series (%s): n=%v ok=%v err=%v", live, n, ok, err)
+	}
+
+	// Every dashboard query must parse and run against the real Prometheus; the ones fed by
+	// series this run produced must return data.
+	problems := promcheck.Check(ctx, info.PrometheusURL, dashboards.Queries())
+	for _, p := range problems {
+		if p.Kind != promcheck.KindEmpty {
+			t.Errorf("dashboard query problem: %s", p)
+		} else {
+			t.Logf("dashboard query note: %s", p)
+		}
+	}
+	if testing.Verbose() {
+		s, _ := os.ReadFile(filepath.Join(dir, "summary.md"))
+		t.Logf("summary.md:\n%s", strings.TrimSpace(string(s)))
+	}
+}

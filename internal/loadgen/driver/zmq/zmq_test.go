@@ -1,0 +1,66 @@
+package zmqdriver_test
+
+import (
+	"context"
+	"io"
+	"testing"
+
+	"github.com/protobench/protobench/internal/loadgen"
+	_ "github.com/protobench/protobench/internal/loadgen/driver/zmq"
+	"github.com/protobench/protobench/internal/servertest"
+)
+
+func TestPatternsAgainstRealServer(t *testing.T) {
+	ep := servertest.Start(t, servertest.ZeroMQ)
+	tests := []struct {
+		name  string
+		args  []string
+		check func(t *testing.T, r *loadgen.Result)
+	}{
+		{name: "dealer GetUser", args: []string{"--zmq-pattern", "dealer", "--method", "GetUser"}},
+		{name: "dealer Echo", args: []string{"--zmq-pattern", "dealer", "--method", "Echo", "--payload-bytes", "1000"}},
+		{name: "dealer Multiply", args: []string{"--method", "Multiply"}},
+		{name: "dealer Divide", args: []string{"--method", "Divide"}},
+		{name: "req lockstep", args: []string{"--zmq-pattern", "req", "--method", "GetUser"}},
+		{
+			name: "push counted at the sink",
+			args: []string{"--zmq-pattern", "push", "--zmq-pull-addr", ep.Pull, "--zmq-metrics-url", "http://" + ep.Metrics + "/metrics"},
+			check: func(t *testing.T, r *loadgen.Result) {
+				if r.ClientSent == 0 || r.ServerCountWarning != "" {
+					t.Errorf("client sent %d, warning %q: want the sink count to be read", r.ClientSent, r.ServerCountWarning)
+				}
+			},
+		},
+		{
+			name: "sub fan-out",
+			args: []string{"--zmq-pattern", "sub", "--zmq-pub-addr", ep.Pub},
+			check: func(t *testing.T, r *loadgen.Result) {
+				if r.MessagesReceived == 0 {
+					t.Error("subscribers received nothing")
+				}
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"--target", "zmq://" + ep.Main, "--connections", "2", "--concurrency", "8", "--duration", "500ms", "--warmup", "200ms"}, tc.args...)
+			cfg, _, err := loadgen.ParseArgs(args, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{})
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if res.Requests == 0 || res.Errors != 0 {
+				t.Fatalf("requests %d errors %d (%v), want some and none", res.Requests, res.Errors, res.ErrorsByCode)
+			}
+			if res.BytesSent == 0 {
+				t.Error("no bytes counted as sent")
+			}
+			if tc.check != nil {
+				tc.check(t, res)
+			}
+		})
+	}
+}

@@ -1,0 +1,279 @@
+// Package k6 runs Grafana k6 (go.k6.io/k6, pinned v1.8.1) as a cross-check on the REST and gRPC
+// servers, with the scripts in scripts/ (http.js, grpc.js, and lib.js which both import), and reads
+// its end-of-test summary export.
+//
+// How a step maps onto k6 (all settings go to the script as -e PROTOBENCH_*; see scripts/lib.js):
+//
+//   - Closed model: the constant-vus executor with connections×concurrency VUs, each sending its
+//     next request when the previous one is answered.
+//   - Open model: the constant-arrival-rate executor at the step's rate with connections×concurrency
+//     pre-allocated VUs (and no more). When every VU is busy, k6 drops the iteration rather than
+//     delaying it, so the achieved rate falls below the target and the runner flags rate-not-met.
+//   - k6 gives every VU its own connection, for gRPC too: unlike ghz, VUs cannot share one.
+//   - One request per iteration; the check "ok" (HTTP 200, gRPC OK) counts failures, including a
+//     gRPC connection that cannot be made.
+//   - k6's gRPC client runs at about half its HTTP rate: its numbers are a cross-check, never the
+//     comparison between protocols.
+//
+// The command line is
+//
+//	k6 run --quiet --no-color --no-usage-report --address= \
+//	  --summary-trend-stats avg,min,med,max,p(90),p(99),p(99.9) \
+//	  --summary-export <RawDir>/<RawPrefix>-summary.json -e PROTOBENCH_...=... \
+//	  /usr/share/protobench/k6/http.js
+//
+// (--address= turns off k6's REST API listener, which would collide between concurrent runs;
+// --no-usage-report keeps it from phoning home.) p(99) and p(99.9) are not in k6's default
+// summary, hence --summary-trend-stats. The export's trends are in milliseconds.
+package k6
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/protobench/protobench/internal/contract"
+	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/tool"
+)
+
+// Scripts holds scripts/*.js; the tools image installs them in ScriptDir (from ScriptSource in the
+// repository).
+//
+//go:embed scripts/*.js
+var Scripts embed.FS
+
+const (
+	// ScriptDir is where the tools image installs the scripts.
+	ScriptDir = "/usr/share/protobench/k6"
+	// ScriptSource is the scripts' directory in the repository, for image builds.
+	ScriptSource = "internal/tool/k6/scripts"
+	// ProtoDir is the proto import path grpc.js loads protobench/v1/bench.proto from.
+	ProtoDir = "/usr/share/protobench/proto"
+)
+
+// TrendStats are the statistics k6 is asked to export for every trend.
+const TrendStats = "avg,min,med,max,p(90),p(99),p(99.9)"
+
+// Adapter is the k6 adapter.
+type Adapter struct{}
+
+func init() { tool.Register(Adapter{}) }
+
+// Name is "k6".
+func (Adapter) Name() string { return "k6" }
+
+// Service is the compose service k6 runs in.
+func (Adapter) Service() string { return "k6" }
+
+// Program is the executable to run in the service's image.
+func (Adapter) Program() string { return "k6" }
+
+// OwnWarmup is false: the runner runs a separate warm-up invocation.
+func (Adapter) OwnWarmup() bool { return false }
+
+// scripts maps the target's scheme to its script and the trend holding request durations.
+var scripts = map[string]struct{ file, trend string }{
+	"http": {"http.js", "http_req_duration"},
+	"grpc": {"grpc.js", "grpc_req_duration"},
+}
+
+var unary = []string{contract.MethodGetUser, contract.MethodEcho, contract.MethodMultiply, contract.MethodDivide}
+
+// Check rejects invocations k6 cannot run with protobench's scripts.
+func (Adapter) Check(inv tool.Invocation) error {
+	if _, ok := scripts[inv.Scheme]; !ok {
+		return fmt.Errorf("k6: target %q speaks %q; the k6 scripts drive http (rest) and grpc (grpc, python-grpc)", inv.Target, inv.Scheme)
+	}
+	switch {
+	case !contains(unary, inv.Method):
+		return fmt.Errorf("k6: method %q not supported; want one of %s", inv.Method, strings.Join(unary, ", "))
+	case inv.Pattern != "":
+		return fmt.Errorf("k6: pattern %q not supported", inv.Pattern)
+	case inv.Connections < 1 || inv.Concurrency < 1:
+		return fmt.Errorf("k6: connections (%d) and concurrency (%d) must be at least 1", inv.Connections, inv.Concurrency)
+	case inv.Duration <= 0:
+		return fmt.Errorf("k6: duration %s must be positive", inv.Duration)
+	case inv.PayloadBytes < 0:
+		return fmt.Errorf("k6: payload_bytes %d must not be negative", inv.PayloadBytes)
+	}
+	switch inv.Model {
+	case "closed":
+		return nil
+	case "open":
+		if !(inv.RatePerSec > 0) || math.IsInf(inv.RatePerSec, 0) {
+			return fmt.Errorf("k6: the open model needs a rate above 0, got %v", inv.RatePerSec)
+		}
+		return nil
+	default:
+		return fmt.Errorf("k6: model %q, want closed or open", inv.Model)
+	}
+}
+
+// SummaryFile is the base name, under RawDir, of the summary k6 exports for the invocation.
+func SummaryFile(inv tool.Invocation) string { return inv.RawPrefix + "-summary.json" }
+
+// Args is k6's command line for the invocation.
+func (Adapter) Args(inv tool.Invocation) []string {
+	env := []string{
+		"PROTOBENCH_ADDRESS=" + inv.Address,
+		"PROTOBENCH_METHOD=" + inv.Method,
+		"PROTOBENCH_PAYLOAD_BYTES=" + strconv.Itoa(inv.PayloadBytes),
+		"PROTOBENCH_MODEL=" + inv.Model,
+		"PROTOBENCH_VUS=" + strconv.Itoa(inv.Connections*inv.Concurrency),
+	}
+	if inv.Model == "open" {
+		env = append(env, "PROTOBENCH_RATE="+strconv.FormatFloat(inv.RatePerSec, 'f', -1, 64))
+	}
+	env = append(env, "PROTOBENCH_DURATION="+strconv.FormatFloat(inv.Duration.Seconds(), 'f', -1, 64)+"s")
+	if inv.Scheme == "grpc" {
+		env = append(env, "PROTOBENCH_PROTO_DIR="+ProtoDir)
+	}
+	args := []string{
+		"run", "--quiet", "--no-color", "--no-usage-report", "--address=",
+		"--summary-trend-stats", TrendStats,
+		"--summary-export", path.Join(inv.RawDir, SummaryFile(inv)),
+	}
+	for _, e := range env {
+		args = append(args, "-e", e)
+	}
+	return append(args, path.Join(ScriptDir, scripts[inv.Scheme].file))
+}
+
+// summary is the part of k6's --summary-export JSON that Parse reads. Trends are milliseconds.
+type summary struct {
+	Metrics map[string]json.RawMessage `json:"metrics"`
+}
+
+type trend struct {
+	Avg  *float64 `json:"avg"`
+	Med  *float64 `json:"med"`
+	Max  *float64 `json:"max"`
+	P90  *float64 `json:"p(90)"`
+	P99  *float64 `json:"p(99)"`
+	P999 *float64 `json:"p(99.9)"`
+}
+
+type counter struct {
+	Count float64 `json:"count"`
+	Rate  float64 `json:"rate"`
+}
+
+type rate struct {
+	Passes int64 `json:"passes"`
+	Fails  int64 `json:"fails"`
+}
+
+// Parse reads k6's summary export (Raw.Files[SummaryFile(inv)]).
+//
+// Requests are completed iterations (one request each), errors the failed "ok" checks, throughput
+// k6's iteration rate, and the duration count/rate (k6's test run time). Latency is the
+// http_req_duration or grpc_req_duration trend, which covers failed requests too.
+func (a Adapter) Parse(inv tool.Invocation, raw tool.Raw) (results.Record, error) {
+	rec := results.Record{
+		Target: inv.Target, Tool: a.Name(), Method: inv.Method, Model: inv.Model,
+		Connections: inv.Connections, Concurrency: inv.Concurrency, PayloadBytes: inv.PayloadBytes,
+	}
+	if inv.Model == "open" {
+		rec.Rate = inv.RatePerSec
+	}
+	name := SummaryFile(inv)
+	data, ok := raw.Files[name]
+	if !ok {
+		return rec, fmt.Errorf("k6: no summary export %s among its output files%s", name, said(raw))
+	}
+	var s summary
+	if err := json.Unmarshal(data, &s); err != nil {
+		return rec, fmt.Errorf("k6: %s is not a k6 summary export: %v", name, err)
+	}
+	var iterations counter
+	if m, ok := s.Metrics["iterations"]; ok {
+		if err := json.Unmarshal(m, &iterations); err != nil {
+			return rec, fmt.Errorf("k6: %s: iterations: %v", name, err)
+		}
+	}
+	var checks rate
+	if m, ok := s.Metrics["checks"]; ok {
+		if err := json.Unmarshal(m, &checks); err != nil {
+			return rec, fmt.Errorf("k6: %s: checks: %v", name, err)
+		}
+	}
+	if !finite(iterations.Count, iterations.Rate) || iterations.Count < 0 || iterations.Rate < 0 || checks.Passes < 0 || checks.Fails < 0 {
+		return rec, fmt.Errorf("k6: %s: negative or non-finite counts", name)
+	}
+	if iterations.Count != math.Trunc(iterations.Count) || iterations.Count > 1<<53 {
+		return rec, fmt.Errorf("k6: %s: iteration count %v is not a whole number", name, iterations.Count)
+	}
+	rec.Requests = int64(iterations.Count)
+	rec.Errors = checks.Fails
+	if rec.Errors > rec.Requests {
+		return rec, fmt.Errorf("k6: %s: %d failed checks in %d iterations", name, rec.Errors, rec.Requests)
+	}
+	if rec.Requests == 0 {
+		rec.Error = "k6 completed no iteration" + said(raw)
+		return rec, nil
+	}
+	if iterations.Rate == 0 {
+		return rec, fmt.Errorf("k6: %s: %d iterations at a rate of 0/s", name, rec.Requests)
+	}
+	rec.ThroughputRPS = iterations.Rate
+	rec.DurationS = iterations.Count / iterations.Rate
+	if rec.Errors == rec.Requests {
+		rec.Error = fmt.Sprintf("all %d requests failed the ok check", rec.Requests)
+	}
+
+	trendName := scripts[inv.Scheme].trend
+	m, ok := s.Metrics[trendName]
+	if !ok {
+		// No request got far enough to be timed (e.g. every gRPC connect failed).
+		return rec, nil
+	}
+	var tr trend
+	if err := json.Unmarshal(m, &tr); err != nil {
+		return rec, fmt.Errorf("k6: %s: %s: %v", name, trendName, err)
+	}
+	for stat, v := range map[string]*float64{"avg": tr.Avg, "med": tr.Med, "max": tr.Max, "p(90)": tr.P90, "p(99)": tr.P99, "p(99.9)": tr.P999} {
+		if v == nil {
+			return rec, fmt.Errorf("k6: %s: %s has no %s (was k6 run with --summary-trend-stats %s?)", name, trendName, stat, TrendStats)
+		}
+		if !finite(*v) || *v < 0 {
+			return rec, fmt.Errorf("k6: %s: %s %s = %v is not a duration", name, trendName, stat, *v)
+		}
+	}
+	rec.LatencyMs = results.Latency{Mean: *tr.Avg, P50: *tr.Med, P90: *tr.P90, P99: *tr.P99, P999: *tr.P999, Max: *tr.Max}
+	return rec, nil
+}
+
+func finite(vs ...float64) bool {
+	for _, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// said quotes the end of k6's stderr (where it reports script errors).
+func said(raw tool.Raw) string {
+	s := strings.TrimSpace(string(raw.Stderr))
+	if s == "" {
+		return ""
+	}
+	if len(s) > 500 {
+		s = "…" + s[len(s)-500:]
+	}
+	return "; k6 stderr: " + s
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,269 @@
+package k6
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/protobench/protobench/internal/contract"
+	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/tool"
+)
+
+func base() tool.Invocation {
+	return tool.Invocation{
+		Target: "rest", Address: "rest:8080", Scheme: "http", Method: "GetUser", Model: "closed",
+		Connections: 100, Concurrency: 1, Duration: 30 * time.Second,
+		RawDir: "/raw", RawPrefix: "step1-r1-k6",
+	}
+}
+
+func with(f func(*tool.Invocation)) tool.Invocation {
+	inv := base()
+	f(&inv)
+	return inv
+}
+
+func TestRegistered(t *testing.T) {
+	a, ok := tool.Lookup("k6")
+	if !ok {
+		t.Fatal("k6 not registered")
+	}
+	if a.Service() != "k6" || a.OwnWarmup() {
+		t.Errorf("Service %q OwnWarmup %v", a.Service(), a.OwnWarmup())
+	}
+}
+
+func TestArgs(t *testing.T) {
+	head := []string{"run", "--quiet", "--no-color", "--no-usage-report", "--address=",
+		"--summary-trend-stats", "avg,min,med,max,p(90),p(99),p(99.9)",
+		"--summary-export", "/raw/step1-r1-k6-summary.json"}
+	join := func(parts ...[]string) []string {
+		var out []string
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	cases := []struct {
+		name string
+		inv  tool.Invocation
+		want []string
+	}{
+		{"http closed GetUser", base(), join(head, []string{
+			"-e", "PROTOBENCH_ADDRESS=rest:8080", "-e", "PROTOBENCH_METHOD=GetUser", "-e", "PROTOBENCH_PAYLOAD_BYTES=0",
+			"-e", "PROTOBENCH_MODEL=closed", "-e", "PROTOBENCH_VUS=100", "-e", "PROTOBENCH_DURATION=30s",
+			"/usr/share/protobench/k6/http.js"})},
+		{"http open Echo: VUs are connections x concurrency", with(func(i *tool.Invocation) {
+			i.Model, i.RatePerSec, i.Method, i.PayloadBytes, i.Connections, i.Concurrency = "open", 2500, "Echo", 4096, 4, 8
+		}), join(head, []string{
+			"-e", "PROTOBENCH_ADDRESS=rest:8080", "-e", "PROTOBENCH_METHOD=Echo", "-e", "PROTOBENCH_PAYLOAD_BYTES=4096",
+			"-e", "PROTOBENCH_MODEL=open", "-e", "PROTOBENCH_VUS=32", "-e", "PROTOBENCH_RATE=2500", "-e", "PROTOBENCH_DURATION=30s",
+			"/usr/share/protobench/k6/http.js"})},
+		{"grpc closed Multiply loads the proto", with(func(i *tool.Invocation) {
+			i.Target, i.Address, i.Scheme, i.Method, i.Duration = "python-grpc", "python-grpc:50051", "grpc", "Multiply", 1500*time.Millisecond
+		}), join(head, []string{
+			"-e", "PROTOBENCH_ADDRESS=python-grpc:50051", "-e", "PROTOBENCH_METHOD=Multiply", "-e", "PROTOBENCH_PAYLOAD_BYTES=0",
+			"-e", "PROTOBENCH_MODEL=closed", "-e", "PROTOBENCH_VUS=100", "-e", "PROTOBENCH_DURATION=1.5s",
+			"-e", "PROTOBENCH_PROTO_DIR=/usr/share/protobench/proto",
+			"/usr/share/protobench/k6/grpc.js"})},
+		{"grpc open with a fractional rate", with(func(i *tool.Invocation) {
+			i.Target, i.Address, i.Scheme, i.Model, i.RatePerSec = "grpc", "grpc:50051", "grpc", "open", 99.5
+		}), join(head, []string{
+			"-e", "PROTOBENCH_ADDRESS=grpc:50051", "-e", "PROTOBENCH_METHOD=GetUser", "-e", "PROTOBENCH_PAYLOAD_BYTES=0",
+			"-e", "PROTOBENCH_MODEL=open", "-e", "PROTOBENCH_VUS=100", "-e", "PROTOBENCH_RATE=99.5", "-e", "PROTOBENCH_DURATION=30s",
+			"-e", "PROTOBENCH_PROTO_DIR=/usr/share/protobench/proto",
+			"/usr/share/protobench/k6/grpc.js"})},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := (Adapter{}).Check(c.inv); err != nil {
+				t.Fatalf("Check: %v", err)
+			}
+			if got := (Adapter{}).Args(c.inv); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("Args =\n%q\nwant\n%q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestCheck(t *testing.T) {
+	cases := []struct {
+		name    string
+		inv     tool.Invocation
+		wantErr string
+	}{
+		{"rest closed", base(), ""},
+		{"grpc open", with(func(i *tool.Invocation) { i.Scheme = "grpc"; i.Model = "open"; i.RatePerSec = 0.5 }), ""},
+		{"netrpc target", with(func(i *tool.Invocation) { i.Target = "netrpc"; i.Scheme = "netrpc" }), "http (rest) and grpc"},
+		{"zeromq target", with(func(i *tool.Invocation) { i.Target = "zeromq"; i.Scheme = "zmq" }), "http (rest) and grpc"},
+		{"streaming", with(func(i *tool.Invocation) { i.Scheme = "grpc"; i.Method = "EchoStream" }), "not supported"},
+		{"open without rate", with(func(i *tool.Invocation) { i.Model = "open" }), "rate"},
+		{"unknown model", with(func(i *tool.Invocation) { i.Model = "steps" }), "model"},
+		{"no duration", with(func(i *tool.Invocation) { i.Duration = 0 }), "duration"},
+		{"no connections", with(func(i *tool.Invocation) { i.Connections = 0 }), "at least 1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := Adapter{}.Check(c.inv)
+			switch {
+			case c.wantErr == "" && err != nil:
+				t.Errorf("unexpected error %v", err)
+			case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+				t.Errorf("error %v, want one mentioning %q", err, c.wantErr)
+			}
+		})
+	}
+}
+
+// TestParseGolden checks Parse against real k6 summary exports; expected figures are the
+// export's iterations (count, rate), checks (fails) and request-duration trend, in ms as exported.
+func TestParseGolden(t *testing.T) {
+	want := map[string]results.Record{
+		"http-getuser-closed": {
+			Requests: 11281, ThroughputRPS: 5638.842101478375, DurationS: 11281 / 5638.842101478375,
+			LatencyMs: results.Latency{Mean: 0.6138307439056796, P50: 0.422672, P90: 0.917202, P99: 3.800336000000002, P999: 18.843559960005344, Max: 106.486062},
+		},
+		"http-echo-1024-open": {
+			Rate: 300, Requests: 580, ThroughputRPS: 289.8808315844802, DurationS: 580 / 289.8808315844802,
+			LatencyMs: results.Latency{Mean: 0.6198640379310331, P50: 0.332751, P90: 0.5499363, P99: 7.207041010000044, P999: 25.105892442000243, Max: 27.971133},
+		},
+		"http-echo-too-large-closed": {
+			Requests: 7508, Errors: 7508, ThroughputRPS: 3753.61851787322, DurationS: 7508 / 3753.61851787322,
+			LatencyMs: results.Latency{Mean: 0.17642965423548196, P50: 0.1273845, P90: 0.1740691, P99: 1.4564366700000024, P999: 3.9743907870000457, Max: 67.804435},
+			Error:     "all 7508 requests failed the ok check",
+		},
+		"grpc-getuser-closed": {
+			Requests: 6740, ThroughputRPS: 3369.169176357787, DurationS: 6740 / 3369.169176357787,
+			LatencyMs: results.Latency{Mean: 0.4796732096439173, P50: 0.311659, P90: 0.6993738000000002, P99: 3.7140416599999866, P999: 13.829130557000212, Max: 37.041391},
+		},
+		"grpc-multiply-open": {
+			Rate: 200, Requests: 366, ThroughputRPS: 181.43928989159252, DurationS: 366 / 181.43928989159252,
+			LatencyMs: results.Latency{Mean: 1.9144641393442625, P50: 0.490857, P90: 3.141199, P99: 24.868169500000032, P999: 69.20087705500022, Max: 70.845455},
+		},
+		"grpc-echo-too-large-closed": {
+			Requests: 3309, Errors: 3309, ThroughputRPS: 1639.5949757634987, DurationS: 3309 / 1639.5949757634987,
+			LatencyMs: results.Latency{Mean: 0.3887982916288909, P50: 0.186158, P90: 0.36600820000000006, P99: 3.4986614400000042, P999: 28.54270994800212, Max: 59.370781},
+			Error:     "all 3309 requests failed the ok check",
+		},
+		// Every connect was refused: no request was timed, so the latency stays zero.
+		"grpc-unreachable-closed": {
+			Requests: 935, Errors: 935, ThroughputRPS: 934.7308937798734, DurationS: 935 / 934.7308937798734,
+			Error: "all 935 requests failed the ok check",
+		},
+	}
+	for _, c := range goldenCases {
+		t.Run(c.name, func(t *testing.T) {
+			w, ok := want[c.name]
+			if !ok {
+				t.Fatalf("no expectation for golden case %s", c.name)
+			}
+			inv := c.invocation()
+			w.Target, w.Tool, w.Method, w.Model = inv.Target, "k6", inv.Method, inv.Model
+			w.Connections, w.Concurrency, w.PayloadBytes = inv.Connections, inv.Concurrency, inv.PayloadBytes
+			got, err := Adapter{}.Parse(inv, loadRaw(t, c.name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The duration is count/rate at run time; the expectation is folded at compile time
+			// with exact arithmetic, so the last bit may differ.
+			if diff := got.DurationS - w.DurationS; diff < 1e-12 && diff > -1e-12 {
+				got.DurationS = w.DurationS
+			}
+			if !reflect.DeepEqual(got, w) {
+				t.Errorf("Parse =\n%+v\nwant\n%+v", got, w)
+			}
+		})
+	}
+}
+
+func TestParseBadOutput(t *testing.T) {
+	summary := func(s string) tool.Raw {
+		return tool.Raw{Files: map[string][]byte{"step1-r1-k6-summary.json": []byte(s)}}
+	}
+	cases := []struct {
+		name    string
+		raw     tool.Raw
+		wantErr string
+	}{
+		{"no summary file, script error on stderr", tool.Raw{Stderr: []byte(`level=error msg="PROTOBENCH_ADDRESS is not set"`)}, "PROTOBENCH_ADDRESS is not set"},
+		{"summary of another invocation", tool.Raw{Files: map[string][]byte{"other-summary.json": []byte("{}")}}, "no summary export step1-r1-k6-summary.json"},
+		{"not JSON", summary("k6 summary"), "not a k6 summary export"},
+		{"trend without p(99.9)", summary(`{"metrics":{"iterations":{"count":2,"rate":1},"http_req_duration":{"avg":1,"med":1,"max":1,"p(90)":1,"p(99)":1}}}`), "no p(99.9)"},
+		{"negative count", summary(`{"metrics":{"iterations":{"count":-2,"rate":1}}}`), "negative"},
+		{"fractional count", summary(`{"metrics":{"iterations":{"count":2.5,"rate":1}}}`), "not a whole number"},
+		{"more failures than iterations", summary(`{"metrics":{"iterations":{"count":2,"rate":1},"checks":{"passes":0,"fails":3}}}`), "3 failed checks in 2 iterations"},
+		{"iterations at rate 0", summary(`{"metrics":{"iterations":{"count":2,"rate":0}}}`), "rate of 0"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Adapter{}.Parse(base(), c.raw)
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("error %v, want one mentioning %q", err, c.wantErr)
+			}
+		})
+	}
+}
+
+func TestParseNoIterations(t *testing.T) {
+	raw := tool.Raw{
+		Stderr: []byte("connection refused"),
+		Files:  map[string][]byte{"step1-r1-k6-summary.json": []byte(`{"metrics":{"vus":{"value":1}}}`)},
+	}
+	rec, err := Adapter{}.Parse(base(), raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Requests != 0 || !strings.Contains(rec.Error, "no iteration") || !strings.Contains(rec.Error, "connection refused") {
+		t.Errorf("record %+v", rec)
+	}
+}
+
+// TestScriptsMatchContract keeps the scripts in step with the Go side: the embedded copies are
+// the files, and lib.js uses contract.Payload's pattern and the request parameters the other
+// tools use.
+func TestScriptsMatchContract(t *testing.T) {
+	for _, name := range []string{"lib.js", "http.js", "grpc.js"} {
+		file, err := os.ReadFile(filepath.Join("scripts", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		embedded, err := Scripts.ReadFile("scripts/" + name)
+		if err != nil || !bytes.Equal(file, embedded) {
+			t.Errorf("embedded %s differs from the file (%v)", name, err)
+		}
+	}
+	lib, _ := Scripts.ReadFile("scripts/lib.js")
+	pattern := strings.ReplaceAll(string(contract.Payload(56)), "\n", `\n`)
+	for what, want := range map[string]string{
+		"payload pattern": `'` + pattern + `'`,
+		"user id":         "USER_ID = 42;",
+		"a":               "ARITH_A = 1234567;",
+		"b":               "ARITH_B = 89;",
+	} {
+		if !strings.Contains(string(lib), want) {
+			t.Errorf("lib.js: %s: %s not found", what, want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, c := range goldenCases {
+		f.Add(loadRaw(f, c.name).Files["k6-summary.json"])
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		inv := base()
+		inv.RawPrefix = goldenRawPrefix
+		rec, err := Adapter{}.Parse(inv, tool.Raw{Files: map[string][]byte{"k6-summary.json": data}})
+		if err != nil {
+			return
+		}
+		if rec.Requests < 0 || rec.Errors < 0 || rec.Errors > rec.Requests || rec.ThroughputRPS < 0 || rec.DurationS < 0 {
+			t.Errorf("implausible record from accepted input: %+v", rec)
+		}
+	})
+}

@@ -1,0 +1,143 @@
+// Package protobenchtool is the tool adapter for protobench's own load generator (`protobench
+// load`, package loadgen), the primary tool of every comparison: it drives every protocol with the
+// same client architecture.
+//
+// Args builds the `load` command line from an invocation: the JSON result goes to
+// RawDir/RawPrefix.json, live metrics are served on :9102 (Prometheus scrapes the fixed container
+// name protobench-loadgen) with the invocation's labels, and the generator does its own warm-up,
+// which it excludes from the result. Check validates the invocation with the generator's own flag
+// validation, so the adapter and the generator cannot disagree. Parse reads the result file,
+// whose common fields already carry the normalized record's names.
+package protobenchtool
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strconv"
+
+	"github.com/protobench/protobench/internal/loadgen"
+	// loadcmd links every driver in, so that Check validates any scheme as `load` would.
+	_ "github.com/protobench/protobench/internal/loadgen/loadcmd"
+	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/tool"
+)
+
+// MetricsListen is where the generator serves live metrics inside its container.
+const MetricsListen = ":9102"
+
+// Adapter is the protobench generator's adapter.
+type Adapter struct{}
+
+func init() { tool.Register(Adapter{}) }
+
+// Name is "protobench".
+func (Adapter) Name() string { return "protobench" }
+
+// Service is the compose service the generator runs in.
+func (Adapter) Service() string { return "loadgen" }
+
+// Program is the executable in the service's image.
+func (Adapter) Program() string { return "protobench" }
+
+// OwnWarmup is true: `load --warmup` runs the warm-up on the same connections and leaves it out
+// of every figure.
+func (Adapter) OwnWarmup() bool { return true }
+
+// ResultFile is the base name of the JSON result under RawDir.
+func ResultFile(inv tool.Invocation) string { return inv.RawPrefix + ".json" }
+
+// Check reports why the generator cannot run the invocation, in the generator's own words.
+func (a Adapter) Check(inv tool.Invocation) error {
+	switch inv.Model {
+	case "closed", "open":
+	default:
+		return fmt.Errorf("protobench: model %q, want closed or open", inv.Model)
+	}
+	if inv.Model == "open" && !(inv.RatePerSec > 0) {
+		return fmt.Errorf("protobench: the open model needs a positive rate, got %v", inv.RatePerSec)
+	}
+	var stderr bytes.Buffer
+	args := a.Args(inv)
+	if _, _, err := loadgen.ParseArgs(args[1:], &stderr); err != nil {
+		return fmt.Errorf("protobench: %v", err)
+	}
+	return nil
+}
+
+// Args is the command line, `load` first.
+func (Adapter) Args(inv tool.Invocation) []string {
+	args := []string{"load",
+		"--target", inv.Scheme + "://" + inv.Address,
+		"--target-name", inv.Target,
+		"--method", inv.Method,
+	}
+	if inv.Pattern != "" {
+		args = append(args, "--zmq-pattern", inv.Pattern)
+	}
+	args = append(args,
+		"--connections", strconv.Itoa(inv.Connections),
+		"--concurrency", strconv.Itoa(inv.Concurrency),
+	)
+	if inv.Model == "open" {
+		args = append(args, "--rate", strconv.FormatFloat(inv.RatePerSec, 'f', -1, 64))
+	}
+	args = append(args,
+		"--duration", inv.Duration.String(),
+		"--warmup", inv.Warmup.String(),
+		"--payload-bytes", strconv.Itoa(inv.PayloadBytes),
+		"--out", path.Join(inv.RawDir, ResultFile(inv)),
+		"--metrics-listen", MetricsListen,
+	)
+	keys := make([]string, 0, len(inv.Labels))
+	for k := range inv.Labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, allowed := range loadgen.AllowedLabels {
+			if k == allowed {
+				args = append(args, "--label", k+"="+inv.Labels[k])
+			}
+		}
+	}
+	return append(args, "--progress", "off")
+}
+
+// Parse reads the JSON result the generator wrote.
+func (Adapter) Parse(inv tool.Invocation, raw tool.Raw) (results.Record, error) {
+	name := ResultFile(inv)
+	b, ok := raw.Files[name]
+	if !ok {
+		return results.Record{}, fmt.Errorf("protobench wrote no %s (its last words: %q)", name, lastLine(raw.Stderr))
+	}
+	res, err := Decode(bytes.NewReader(b))
+	if err != nil {
+		return results.Record{}, fmt.Errorf("%s: %v", name, err)
+	}
+	return res.Record, nil
+}
+
+// Decode reads a `protobench load` JSON result.
+func Decode(r io.Reader) (*loadgen.Result, error) {
+	var res loadgen.Result
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&res); err != nil {
+		return nil, err
+	}
+	if res.Tool != "protobench" {
+		return nil, fmt.Errorf("not a protobench load result (tool %q)", res.Tool)
+	}
+	return &res, nil
+}
+
+func lastLine(b []byte) string {
+	b = bytes.TrimSpace(b)
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		b = b[i+1:]
+	}
+	return string(b)
+}
