@@ -4,15 +4,27 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 
+	"github.com/protobench/protobench/bench/genbench"
 	"github.com/protobench/protobench/internal/loadgen/loadcmd"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if len(os.Args) > 1 && os.Args[1] == "load" {
-		os.Exit(loadcmd.Command(ctx, os.Args[2:], os.Stdout, os.Stderr))
+	if p := os.Getenv("PB_CPUPROFILE"); p != "" {
+		f, _ := os.Create(p)
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
 	}
-	os.Exit(2)
+	code := 2
+	if len(os.Args) > 1 && os.Args[1] == "load" {
+		code = loadcmd.Command(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	}
+	if len(os.Args) > 1 && os.Args[1] == "bench-generators" {
+		code = genbench.Command(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	}
+	pprof.StopCPUProfile()
+	os.Exit(code)
 }

@@ -36,6 +36,9 @@ type buildContext struct {
 	dockerfile string // path of the Dockerfile inside the context
 	entries    map[string]entry
 	identity   []string // extra strings that stand for unhashed entries
+	// deferred add unhashed entries just before a build: they cannot change the hash, so a warm
+	// run that finds the image never walks them.
+	deferred []func() error
 }
 
 func newBuildContext(dockerfile string) *buildContext {

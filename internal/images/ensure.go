@@ -186,7 +186,7 @@ func (e *ensurer) report(img Image, took time.Duration) {
 	if img.Ref != "" {
 		fmt.Fprintf(&b, " %s", img.Ref)
 	}
-	if img.Source == Built && !e.opts.DryRun {
+	if img.Source == Built && !e.opts.DryRun && !strings.HasPrefix(img.Note, "same image as") {
 		fmt.Fprintf(&b, " in %s", took.Round(time.Second))
 	}
 	if img.Note != "" {
@@ -329,6 +329,11 @@ func (e *ensurer) buildContextImage(ctx context.Context, name string, bc *buildC
 	} else if id != "" {
 		e.tagLatest(ctx, ref, name)
 		return Image{Ref: ref, ID: id, Source: Cached}, nil
+	}
+	for _, add := range bc.deferred {
+		if err := add(); err != nil {
+			return Image{}, err
+		}
 	}
 	argv := []string{"build", "--file", bc.dockerfile, "--tag", ref,
 		"--label", "io.protobench.image=" + name, "--label", "io.protobench.content-hash=" + sum}

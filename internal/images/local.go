@@ -168,9 +168,12 @@ func (e *ensurer) goBuilder(ctx context.Context, sp spec) (Image, error) {
 		// The tests and docs of the toolchain are not needed to build; leaving them out saves
 		// a fifth of the context.
 		skip := map[string]bool{"test": true, "doc": true, "api": true, "pkg/obj": true}
-		if err := bc.addHostTree("goroot", goroot, skip, true); err != nil {
-			return Image{}, fmt.Errorf("copy GOROOT %s: %w", goroot, err)
-		}
+		bc.deferred = append(bc.deferred, func() error {
+			if err := bc.addHostTree("goroot", goroot, skip, true); err != nil {
+				return fmt.Errorf("copy GOROOT %s: %w", goroot, err)
+			}
+			return nil
+		})
 		bc.identity = append(bc.identity, ident)
 		variant = "host Go " + strings.Fields(ident)[0]
 	}

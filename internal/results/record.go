@@ -39,6 +39,7 @@ type Record struct {
 	PayloadBytes int     `json:"payload_bytes"`
 	DurationS    float64 `json:"duration_s"` // measured window, warm-up excluded
 
+	// Requests counts every completed request, failed ones included; Errors is the failed part.
 	Requests      int64   `json:"requests"`
 	Errors        int64   `json:"errors"`
 	ThroughputRPS float64 `json:"throughput_rps"`

@@ -249,7 +249,9 @@ func clientEnvironment(r scenario.Run) map[string]string {
 	}
 }
 
-func formatCPUs(c float64) string { return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", c), "0"), ".") }
+func formatCPUs(c float64) string {
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", c), "0"), ".")
+}
 
 // oneOff describes the tool container for one invocation.
 func oneOff(a tool.Adapter, env map[string]string, inv tool.Invocation) OneOff {

@@ -1,0 +1,22 @@
+package main
+
+import (
+	"github.com/protobench/protobench/internal/images"
+	"github.com/protobench/protobench/internal/loadgen"
+	"github.com/protobench/protobench/internal/runner"
+
+	// Tool adapters register themselves with internal/tool.
+	_ "github.com/protobench/protobench/internal/tool/ghz"
+	_ "github.com/protobench/protobench/internal/tool/k6"
+	_ "github.com/protobench/protobench/internal/tool/protobenchtool"
+	_ "github.com/protobench/protobench/internal/tool/wrk"
+)
+
+func init() {
+	register("run", "run a scenario: protobench run <name|file.yaml> [--quick] [--dry-run] ...", runner.Command)
+	register("list", "list the scenarios with their estimated time", runner.ListCommand)
+	register("load", "our load generator: protobench load --target grpc://host:port ...", loadgen.Command)
+	register("images", "build or list the container images (pull where a registry answers)", images.Command)
+	register("down", "stop the stack a --keep-up run left running", runner.DownCommand)
+	register("report", "rewrite summary.md and results.csv of a results folder", runner.ReportCommand)
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package loadcmd
+
+const raceEnabled = false
