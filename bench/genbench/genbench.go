@@ -562,24 +562,29 @@ func (b *bench) protobenchArgs(protocol string, srv *server, d time.Duration, ba
 		if err != nil {
 			return toolResult{}, err
 		}
-		var r struct {
-			ThroughputRPS float64 `json:"throughput_rps"`
-			Errors        int64   `json:"errors"`
-			Latency       struct {
-				P50 float64 `json:"p50"`
-				P99 float64 `json:"p99"`
-			} `json:"latency_ms"`
-			ClientCPUPercent float64 `json:"client_cpu_percent"`
-			Error            string  `json:"error"`
-		}
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return toolResult{}, err
-		}
-		if r.Error != "" {
-			return toolResult{}, errors.New(r.Error)
-		}
-		return toolResult{rps: r.ThroughputRPS, p50ms: r.Latency.P50, p99ms: r.Latency.P99, errors: r.Errors, clientCPU: r.ClientCPUPercent}, nil
+		return parseProtobench(raw)
 	}
+}
+
+// parseProtobench reads `protobench load --out` JSON.
+func parseProtobench(raw []byte) (toolResult, error) {
+	var r struct {
+		ThroughputRPS float64 `json:"throughput_rps"`
+		Errors        int64   `json:"errors"`
+		Latency       struct {
+			P50 float64 `json:"p50"`
+			P99 float64 `json:"p99"`
+		} `json:"latency_ms"`
+		ClientCPUPercent float64 `json:"client_cpu_percent"`
+		Error            string  `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return toolResult{}, fmt.Errorf("protobench JSON: %v", err)
+	}
+	if r.Error != "" {
+		return toolResult{}, errors.New(r.Error)
+	}
+	return toolResult{rps: r.ThroughputRPS, p50ms: r.Latency.P50, p99ms: r.Latency.P99, errors: r.Errors, clientCPU: r.ClientCPUPercent}, nil
 }
 
 func (b *bench) ghzArgs(srv *server, d time.Duration) ([]string, func([]byte) (toolResult, error)) {
@@ -588,34 +593,37 @@ func (b *bench) ghzArgs(srv *server, d time.Duration) ([]string, func([]byte) (t
 		"--call", "protobench.v1.Bench.GetUser", "-d", `{"id":42}`,
 		"--connections", strconv.Itoa(b.o.grpcConns), "-c", strconv.Itoa(b.o.inflight),
 		"-z", d.String(), "--duration-stop", "ignore", "-O", "json", srv.addr}
-	return args, func(stdout []byte) (toolResult, error) {
-		var r struct {
-			RPS                 float64 `json:"rps"`
-			LatencyDistribution []struct {
-				Percentage int     `json:"percentage"`
-				Latency    float64 `json:"latency"` // ns
-			} `json:"latencyDistribution"`
-			StatusCodeDistribution map[string]int64 `json:"statusCodeDistribution"`
-		}
-		if err := json.Unmarshal(stdout, &r); err != nil {
-			return toolResult{}, fmt.Errorf("ghz JSON: %v", err)
-		}
-		res := toolResult{rps: r.RPS}
-		for _, l := range r.LatencyDistribution {
-			switch l.Percentage {
-			case 50:
-				res.p50ms = l.Latency / 1e6
-			case 99:
-				res.p99ms = l.Latency / 1e6
-			}
-		}
-		for code, n := range r.StatusCodeDistribution {
-			if code != "OK" {
-				res.errors += n
-			}
-		}
-		return res, nil
+	return args, parseGHZ
+}
+
+// parseGHZ reads ghz's -O json report (latencies in nanoseconds).
+func parseGHZ(stdout []byte) (toolResult, error) {
+	var r struct {
+		RPS                 float64 `json:"rps"`
+		LatencyDistribution []struct {
+			Percentage int     `json:"percentage"`
+			Latency    float64 `json:"latency"`
+		} `json:"latencyDistribution"`
+		StatusCodeDistribution map[string]int64 `json:"statusCodeDistribution"`
 	}
+	if err := json.Unmarshal(stdout, &r); err != nil {
+		return toolResult{}, fmt.Errorf("ghz JSON: %v", err)
+	}
+	res := toolResult{rps: r.RPS}
+	for _, l := range r.LatencyDistribution {
+		switch l.Percentage {
+		case 50:
+			res.p50ms = l.Latency / 1e6
+		case 99:
+			res.p99ms = l.Latency / 1e6
+		}
+	}
+	for code, n := range r.StatusCodeDistribution {
+		if code != "OK" {
+			res.errors += n
+		}
+	}
+	return res, nil
 }
 
 func (b *bench) repoDir() string {
@@ -643,23 +651,29 @@ func (b *bench) wrkArgs(srv *server, d time.Duration, base string) ([]string, fu
 	}
 	args := []string{"-t1", "-c" + strconv.Itoa(b.o.inflight), "-d" + strconv.Itoa(int(d.Seconds())) + "s", "-s", script,
 		"http://" + srv.addr + "/v1/users/42"}
-	return args, func(stdout []byte) (toolResult, error) {
-		line := stdout[bytes.LastIndex(stdout, []byte("\n{"))+1:]
-		var r struct {
-			Requests   int64 `json:"requests"`
-			DurationUS int64 `json:"duration_us"`
-			Errors     int64 `json:"errors"`
-			P50US      int64 `json:"p50_us"`
-			P99US      int64 `json:"p99_us"`
-		}
-		if err := json.Unmarshal(bytes.TrimSpace(line), &r); err != nil {
-			return toolResult{}, fmt.Errorf("wrk summary line: %v", err)
-		}
-		if r.DurationUS == 0 {
-			return toolResult{}, errors.New("wrk reported no duration")
-		}
-		return toolResult{rps: float64(r.Requests) / (float64(r.DurationUS) / 1e6), errors: r.Errors, p50ms: float64(r.P50US) / 1000, p99ms: float64(r.P99US) / 1000}, nil
-	}, nil
+	return args, parseWrk, nil
+}
+
+// parseWrk reads the JSON line wrkScript's done() printed after wrk's own report.
+func parseWrk(stdout []byte) (toolResult, error) {
+	i := bytes.LastIndex(stdout, []byte(`{"requests":`))
+	if i < 0 {
+		return toolResult{}, errors.New("wrk printed no summary line (was the done() script loaded?)")
+	}
+	var r struct {
+		Requests   int64 `json:"requests"`
+		DurationUS int64 `json:"duration_us"`
+		Errors     int64 `json:"errors"`
+		P50US      int64 `json:"p50_us"`
+		P99US      int64 `json:"p99_us"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(stdout[i:]), &r); err != nil {
+		return toolResult{}, fmt.Errorf("wrk summary line: %v", err)
+	}
+	if r.DurationUS <= 0 {
+		return toolResult{}, errors.New("wrk reported no duration")
+	}
+	return toolResult{rps: float64(r.Requests) / (float64(r.DurationUS) / 1e6), errors: r.Errors, p50ms: float64(r.P50US) / 1000, p99ms: float64(r.P99US) / 1000}, nil
 }
 
 const k6GRPCScript = `
@@ -698,27 +712,33 @@ func (b *bench) k6Args(protocol string, srv *server, d time.Duration, base strin
 		if err != nil {
 			return toolResult{}, fmt.Errorf("k6 wrote no summary: %v", err)
 		}
-		var r struct {
-			Metrics map[string]struct {
-				Values map[string]float64 `json:"values"`
-			} `json:"metrics"`
-		}
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return toolResult{}, fmt.Errorf("k6 summary: %v", err)
-		}
-		reqs, ok := r.Metrics[metric]
-		if !ok {
-			return toolResult{}, fmt.Errorf("k6 summary has no %s", metric)
-		}
-		res := toolResult{rps: reqs.Values["rate"]}
-		if t, ok := r.Metrics[trend]; ok {
-			res.p50ms, res.p99ms = t.Values["p(50)"], t.Values["p(99)"]
-		}
-		if f, ok := r.Metrics["http_req_failed"]; ok {
-			res.errors = int64(f.Values["passes"])
-		}
-		return res, nil
+		return parseK6(raw, metric, trend)
 	}, nil
+}
+
+// parseK6 reads the summary handleSummary wrote: the request counter's rate and the latency
+// trend's p(50) and p(99), in milliseconds.
+func parseK6(raw []byte, metric, trend string) (toolResult, error) {
+	var r struct {
+		Metrics map[string]struct {
+			Values map[string]float64 `json:"values"`
+		} `json:"metrics"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return toolResult{}, fmt.Errorf("k6 summary: %v", err)
+	}
+	reqs, ok := r.Metrics[metric]
+	if !ok {
+		return toolResult{}, fmt.Errorf("k6 summary has no %s", metric)
+	}
+	res := toolResult{rps: reqs.Values["rate"]}
+	if t, ok := r.Metrics[trend]; ok {
+		res.p50ms, res.p99ms = t.Values["p(50)"], t.Values["p(99)"]
+	}
+	if f, ok := r.Metrics["http_req_failed"]; ok {
+		res.errors = int64(f.Values["passes"])
+	}
+	return res, nil
 }
 
 // report prints the table and the ratios.

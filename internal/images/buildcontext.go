@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
@@ -242,27 +241,14 @@ func closeBody(r io.Reader) {
 	}
 }
 
-// repoFiles lists the repository's files (slash paths relative to root) that a build may see:
-// with git, tracked plus untracked-but-not-ignored files (so .gitignore keeps results/ and built
-// binaries out); without git, a walk that skips .git, results and bin.
+// repoSkip are the repository-root entries never sent to a build: git's store, run results and
+// the binaries run.sh builds. Everything else is a candidate, as with `docker build .`; git's
+// ignore rules are deliberately not used, since an unanchored pattern there can hide source
+// files that the host's go build compiles.
+var repoSkip = map[string]bool{".git": true, "results": true, "bin": true, "protobench": true}
+
+// repoFiles lists the repository's files (slash paths relative to root) that a build may see.
 func repoFiles(root string) ([]string, error) {
-	if _, err := os.Stat(filepath.Join(root, ".git")); err == nil {
-		if out, err := exec.Command("git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output(); err == nil {
-			var files []string
-			for _, f := range strings.Split(string(out), "\x00") {
-				if f == "" {
-					continue
-				}
-				// Deleted but still tracked files are not in the tree.
-				if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(f))); err == nil {
-					files = append(files, f)
-				}
-			}
-			sort.Strings(files)
-			return files, nil
-		}
-	}
-	skip := map[string]bool{".git": true, "results": true, "bin": true}
 	var files []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -273,16 +259,15 @@ func repoFiles(root string) ([]string, error) {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if skip[rel] {
+		if repoSkip[rel] {
+			if d.IsDir() {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if rel == "protobench" { // the CLI run.sh builds at the root
-			return nil
+		if !d.IsDir() {
+			files = append(files, rel)
 		}
-		files = append(files, rel)
 		return nil
 	})
 	sort.Strings(files)

@@ -45,6 +45,9 @@ type Flags struct {
 	ZMQMetricsURL  string
 	ZMQPullAddr    string
 	ZMQPubAddr     string
+	GRPCClient     string
+	ZMQClient      string
+	NetRPCClient   string
 	MaxInflight    int
 	ConnectTimeout time.Duration
 	RequestTimeout time.Duration
@@ -106,6 +109,9 @@ func NewFlagSet(stderr io.Writer) (*flag.FlagSet, *Flags) {
 	fs.StringVar(&f.ZMQMetricsURL, "zmq-metrics-url", "", "zmq push: the server's /metrics URL where the sink is counted (default http://<target host>:9100/metrics)")
 	fs.StringVar(&f.ZMQPullAddr, "zmq-pull-addr", "", "zmq push: the server's PULL sink host:port (default <target host>:5556)")
 	fs.StringVar(&f.ZMQPubAddr, "zmq-pub-addr", "", "zmq sub: the server's PUB host:port (default <target host>:5557)")
+	fs.StringVar(&f.GRPCClient, "grpc-client", "lean", "grpc: lean (the generator's own HTTP/2 client for unary calls in the closed model; grpc-go otherwise) or grpc-go (always)")
+	fs.StringVar(&f.ZMQClient, "zmq-client", "lean", "zmq dealer: lean (the generator's own ZMTP client in the closed model; libzmq otherwise) or libzmq (always)")
+	fs.StringVar(&f.NetRPCClient, "netrpc-client", "lean", "netrpc: lean (the generator's own client in the closed model; net/rpc's otherwise) or net/rpc (always)")
 	fs.IntVar(&f.MaxInflight, "max-inflight", 0, "open model: most requests in flight at once, spread over the connections (0 = connections × concurrency)")
 	fs.DurationVar(&f.ConnectTimeout, "connect-timeout", 5*time.Second, "time allowed to connect (and to reconnect after a lost connection)")
 	fs.DurationVar(&f.RequestTimeout, "request-timeout", 0, "per-request timeout, counted as a transport:timeout error (0 = none)")
@@ -166,10 +172,38 @@ func (f *Flags) Config() (*Config, error) {
 	if cfg.TargetName == "" {
 		cfg.TargetName = info.TargetName
 	}
-	for name, v := range map[string]string{"zmq-pattern": f.ZMQPattern, "zmq-metrics-url": f.ZMQMetricsURL, "zmq-pull-addr": f.ZMQPullAddr, "zmq-pub-addr": f.ZMQPubAddr} {
+	switch f.NetRPCClient {
+	case "lean", "net/rpc":
+		if f.set["netrpc-client"] && target.Scheme != "netrpc" {
+			return nil, fmt.Errorf("--netrpc-client applies only to netrpc:// targets, not %s://", target.Scheme)
+		}
+		cfg.Options["netrpc_client"] = f.NetRPCClient
+	default:
+		return nil, fmt.Errorf("--netrpc-client must be lean or net/rpc, got %q", f.NetRPCClient)
+	}
+	switch f.ZMQClient {
+	case "lean", "libzmq":
+		cfg.Options["zmq_client"] = f.ZMQClient
+	default:
+		return nil, fmt.Errorf("--zmq-client must be lean or libzmq, got %q", f.ZMQClient)
+	}
+	zmqClient := ""
+	if f.set["zmq-client"] {
+		zmqClient = f.ZMQClient
+	}
+	for name, v := range map[string]string{"zmq-pattern": f.ZMQPattern, "zmq-metrics-url": f.ZMQMetricsURL, "zmq-pull-addr": f.ZMQPullAddr, "zmq-pub-addr": f.ZMQPubAddr, "zmq-client": zmqClient} {
 		if v != "" && target.Scheme != "zmq" {
 			return nil, fmt.Errorf("--%s applies only to zmq:// targets, not %s://", name, target.Scheme)
 		}
+	}
+	switch f.GRPCClient {
+	case "lean", "grpc-go":
+		if f.set["grpc-client"] && target.Scheme != "grpc" {
+			return nil, fmt.Errorf("--grpc-client applies only to grpc:// targets, not %s://", target.Scheme)
+		}
+		cfg.Options["grpc_client"] = f.GRPCClient
+	default:
+		return nil, fmt.Errorf("--grpc-client must be lean or grpc-go, got %q", f.GRPCClient)
 	}
 	for _, o := range []struct{ flag, key, value string }{
 		{"zmq-pull-addr", "pull_addr", f.ZMQPullAddr},

@@ -60,6 +60,22 @@ type Pipeliner interface {
 	Pipeline(ctx context.Context, p *Pipe) error
 }
 
+// Multiplexer is implemented by a driver whose connections are best served together from a few
+// event loops, as wrk does, rather than from a goroutine per slot: HTTP/1.1 carries one request
+// at a time per TCP connection, so a goroutine per connection pays the Go scheduler and network
+// poller on every request. When Multiplexes says so the engine splits the connections into
+// GOMAXPROCS groups and calls Serve once per group, each on a goroutine of its own. Drivers say
+// no in the open model: there the engine's pacer times every send precisely through Workers.
+type Multiplexer interface {
+	// Multiplexes reports whether Serve runs this configuration (Dial then returns connections
+	// for Serve, not for NewWorker).
+	Multiplexes(cfg *Config) bool
+	// Serve keeps every slot of conns busy until Pipe.Claim says the schedule is over and every
+	// request has been answered, or ctx is done. It replaces lost connections itself and returns
+	// an error only when that fails.
+	Serve(ctx context.Context, conns []Conn, p *Pipe) error
+}
+
 // Config is a validated run configuration.
 type Config struct {
 	Target      Target

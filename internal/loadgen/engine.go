@@ -115,51 +115,63 @@ func (e *engine) run(parent context.Context) (*Result, error) {
 		}
 	}()
 
-	// Lay out the goroutines: a pipelined connection is one goroutine with depth slots; other
-	// connections get one goroutine per slot.
+	// Lay out the goroutines: a multiplexing driver gets one event loop per GOMAXPROCS; a pipelined connection is one goroutine with depth slots; other connections
+	// get one goroutine per slot.
 	type job struct {
 		slot   slot
 		worker Worker
 		depth  int
+		group  []Conn // multiplexed connections served by one loop
 	}
 	workersTotal := cfg.Connections * cfg.Concurrency
 	if cfg.Open() && cfg.MaxInflight > 0 {
 		workersTotal = cfg.MaxInflight
 	}
 	var jobs []job
-	setupCtx, setupCancel := context.WithTimeout(parent, cfg.ConnectTimeout)
-	defer setupCancel()
-	for i, c := range conns {
-		if _, ok := c.(Pipeliner); ok {
-			depth := workersTotal / len(conns)
-			if i < workersTotal%len(conns) {
-				depth++
-			}
-			if depth > 0 {
-				jobs = append(jobs, job{slot: slot{conn: c, idx: i}, depth: depth})
-			}
+	if mx, ok := e.driver.(Multiplexer); ok && mx.Multiplexes(cfg) {
+		loops := min(runtime.GOMAXPROCS(0), len(conns))
+		groups := make([][]Conn, loops)
+		for i, c := range conns {
+			groups[i%loops] = append(groups[i%loops], c)
 		}
-	}
-	for w := 0; w < workersTotal; w++ {
-		c := conns[w%len(conns)]
-		if _, ok := c.(Pipeliner); ok {
-			continue
+		for _, g := range groups {
+			jobs = append(jobs, job{group: g, depth: len(g) * cfg.Concurrency})
 		}
-		wk, err := c.NewWorker(setupCtx)
-		if err != nil {
-			for _, j := range jobs {
-				if j.worker != nil {
-					_ = j.worker.Close()
+	} else {
+		setupCtx, setupCancel := context.WithTimeout(parent, cfg.ConnectTimeout)
+		defer setupCancel()
+		for i, c := range conns {
+			if _, ok := c.(Pipeliner); ok {
+				depth := workersTotal / len(conns)
+				if i < workersTotal%len(conns) {
+					depth++
+				}
+				if depth > 0 {
+					jobs = append(jobs, job{slot: slot{conn: c, idx: i}, depth: depth})
 				}
 			}
-			if setupCtx.Err() != nil && !errors.As(err, new(*DialError)) {
-				err = &DialError{Address: cfg.Target.Address, Err: fmt.Errorf("%w (connect timeout %s)", err, cfg.ConnectTimeout)}
-			}
-			return e.failedResult(err), err
 		}
-		jobs = append(jobs, job{slot: slot{conn: c, idx: w % len(conns)}, worker: wk})
+		for w := 0; w < workersTotal; w++ {
+			c := conns[w%len(conns)]
+			if _, ok := c.(Pipeliner); ok {
+				continue
+			}
+			wk, err := c.NewWorker(setupCtx)
+			if err != nil {
+				for _, j := range jobs {
+					if j.worker != nil {
+						_ = j.worker.Close()
+					}
+				}
+				if setupCtx.Err() != nil && !errors.As(err, new(*DialError)) {
+					err = &DialError{Address: cfg.Target.Address, Err: fmt.Errorf("%w (connect timeout %s)", err, cfg.ConnectTimeout)}
+				}
+				return e.failedResult(err), err
+			}
+			jobs = append(jobs, job{slot: slot{conn: c, idx: w % len(conns)}, worker: wk})
+		}
+		setupCancel()
 	}
-	setupCancel()
 
 	n := min(len(jobs), maxRecorders)
 	for i := 0; i < n; i++ {
@@ -196,11 +208,14 @@ func (e *engine) run(parent context.Context) (*Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if j.worker == nil {
+			switch {
+			case j.group != nil:
+				e.runMultiplexed(j.group, j.depth, rec)
+			case j.worker == nil:
 				e.runPipeline(j.slot, j.depth, rec)
-				return
+			default:
+				e.runWorker(j.slot, j.worker, rec, tickets)
 			}
-			e.runWorker(j.slot, j.worker, rec, tickets)
 		}()
 	}
 	done := make(chan struct{})
@@ -393,6 +408,15 @@ func (e *engine) do(ctx context.Context, w Worker) error {
 	return err
 }
 
+// runMultiplexed runs one event loop over a group of connections.
+func (e *engine) runMultiplexed(group []Conn, depth int, rec *recorder) {
+	p := &Pipe{Depth: depth, e: e, rec: rec}
+	err := e.driver.(Multiplexer).Serve(e.runCtx, group, p)
+	if err != nil && e.runCtx.Err() == nil {
+		e.abort(fmt.Errorf("connection lost, reconnecting failed (connect timeout %s): %w", e.cfg.ConnectTimeout, err))
+	}
+}
+
 // runPipeline runs one pipelined connection, replacing it once if it is lost.
 func (e *engine) runPipeline(s slot, depth int, rec *recorder) {
 	conn := s.conn
@@ -435,6 +459,9 @@ type Pipe struct {
 
 // Now is the engine's clock.
 func (p *Pipe) Now() time.Time { return p.e.clock.Now() }
+
+// Config is the run's configuration.
+func (p *Pipe) Config() *Config { return p.e.cfg }
 
 // Claim returns the next ticket, or false when nothing more is to be sent. An open-model ticket
 // may be due later than now: send it at Ticket.Intended.

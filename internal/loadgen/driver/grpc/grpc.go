@@ -56,7 +56,10 @@ const maxMessageBytes = contract.DefaultMaxPayloadBytes + 64<<10
 // Dial implements loadgen.Driver. grpc-go connects lazily and retries quietly, so the address is
 // first probed with a plain TCP dial: an unreachable target then fails with the system's own
 // reason ("connection refused") within the connect timeout.
-func (Driver) Dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes) (loadgen.Conn, error) {
+func (d Driver) Dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes) (loadgen.Conn, error) {
+	if d.Multiplexes(cfg) {
+		return dialLean(ctx, cfg, wire)
+	}
 	addr := cfg.Target.Address
 	if err := loadgen.ProbeTCP(ctx, addr); err != nil {
 		return nil, err

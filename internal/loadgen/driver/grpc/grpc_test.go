@@ -11,9 +11,18 @@ import (
 	"github.com/protobench/protobench/internal/servertest"
 )
 
+// Every method through both clients (the lean one serves unary calls in the closed model) and
+// in both models, against the Go and the Python servers.
 func TestMethodsAgainstRealServers(t *testing.T) {
-	servers := []string{servertest.GRPC, servertest.PythonGRPC}
-	for _, server := range servers {
+	variants := []struct {
+		name string
+		args []string
+	}{
+		{"lean closed", []string{"--grpc-client", "lean"}},
+		{"grpc-go closed", []string{"--grpc-client", "grpc-go"}},
+		{"open", []string{"--rate", "300"}},
+	}
+	for _, server := range []string{servertest.GRPC, servertest.PythonGRPC} {
 		t.Run(server, func(t *testing.T) {
 			if server == servertest.PythonGRPC {
 				if err := servertest.CheckPython(); err != nil {
@@ -21,30 +30,53 @@ func TestMethodsAgainstRealServers(t *testing.T) {
 				}
 			}
 			ep := servertest.Start(t, server)
-			for _, method := range []string{contract.MethodGetUser, contract.MethodEcho, contract.MethodMultiply, contract.MethodDivide, contract.MethodEchoStream} {
-				t.Run(method, func(t *testing.T) {
-					cfg, _, err := loadgen.ParseArgs([]string{
-						"--target", "grpc://" + ep.Main, "--method", method,
-						"--connections", "2", "--concurrency", "4",
-						"--duration", "500ms", "--warmup", "100ms", "--payload-bytes", "1000",
-					}, io.Discard)
-					if err != nil {
-						t.Fatal(err)
-					}
-					res, err := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{})
-					if err != nil {
-						t.Fatalf("run: %v", err)
-					}
-					if res.Requests == 0 || res.Errors != 0 {
-						t.Fatalf("requests %d errors %d (%v), want some and none", res.Requests, res.Errors, res.ErrorsByCode)
-					}
-					if res.BytesSent == 0 || res.BytesReceived == 0 {
-						t.Errorf("bytes sent %d received %d, want both counted", res.BytesSent, res.BytesReceived)
-					}
-					if method == contract.MethodEcho && res.BytesSent < 1000*res.Requests {
-						t.Errorf("Echo sent %d bytes for %d requests of 1000 B", res.BytesSent, res.Requests)
-					}
-				})
+			for _, v := range variants {
+				for _, method := range []string{contract.MethodGetUser, contract.MethodEcho, contract.MethodMultiply, contract.MethodDivide, contract.MethodEchoStream} {
+					t.Run(v.name+" "+method, func(t *testing.T) {
+						cfg, _, err := loadgen.ParseArgs(append([]string{
+							"--target", "grpc://" + ep.Main, "--method", method,
+							"--connections", "2", "--concurrency", "4",
+							"--duration", "500ms", "--warmup", "100ms", "--payload-bytes", "1000",
+						}, v.args...), io.Discard)
+						if err != nil {
+							t.Fatal(err)
+						}
+						res, err := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{})
+						if err != nil {
+							t.Fatalf("run: %v", err)
+						}
+						if res.Requests == 0 || res.Errors != 0 {
+							t.Fatalf("requests %d errors %d (%v), want some and none", res.Requests, res.Errors, res.ErrorsByCode)
+						}
+						if res.BytesSent == 0 || res.BytesReceived == 0 {
+							t.Errorf("bytes sent %d received %d, want both counted", res.BytesSent, res.BytesReceived)
+						}
+						if method == contract.MethodEcho && res.BytesSent < 1000*res.Requests {
+							t.Errorf("Echo sent %d bytes for %d requests of 1000 B", res.BytesSent, res.Requests)
+						}
+					})
+				}
+			}
+		})
+	}
+}
+
+// A payload above the server's limit fails every call with its status code, through either
+// client, and the connection stays usable.
+func TestStatusCodesAreClassified(t *testing.T) {
+	ep := servertest.Start(t, servertest.GRPC, servertest.WithMaxPayloadBytes(1000))
+	for _, client := range []string{"lean", "grpc-go"} {
+		t.Run(client, func(t *testing.T) {
+			cfg, _, err := loadgen.ParseArgs([]string{
+				"--target", "grpc://" + ep.Main, "--method", "Echo", "--payload-bytes", "8000", "--grpc-client", client,
+				"--connections", "1", "--concurrency", "2", "--duration", "300ms", "--warmup", "0s",
+			}, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, _ := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{})
+			if res.Requests == 0 || res.Errors != res.Requests || res.ErrorsByCode["grpc:ResourceExhausted"] != res.Errors {
+				t.Fatalf("requests %d errors %d by code %v, want every call to fail with grpc:ResourceExhausted", res.Requests, res.Errors, res.ErrorsByCode)
 			}
 		})
 	}

@@ -4,7 +4,11 @@
 // costs two system calls and no allocation. That is what lets one core approach wrk.
 //
 // HTTP/1.1 carries one request at a time per TCP connection (no pipelining, as wrk does by
-// default), so every slot — connections × concurrency — is a TCP connection of its own.
+// default), so every slot — connections × concurrency — is a TCP connection of its own. In the
+// closed model those sockets are served by one event loop per GOMAXPROCS on epoll, as wrk's
+// threads do (a loadgen.Multiplexer): a request then costs one write and one read, with no
+// goroutine switch. In the open model each socket has a worker goroutine, so that the engine's
+// pacer can time every send.
 //
 // Endpoints (see internal/server/restserver): GET /v1/users/{id}, POST /v1/echo with a raw
 // application/octet-stream body, POST /v1/multiply and /v1/divide with JSON. Non-2xx answers are
@@ -12,12 +16,10 @@
 package httpdriver
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"slices"
 	"strconv"
@@ -50,14 +52,20 @@ func (Driver) Check(cfg *loadgen.Config) error {
 	return nil
 }
 
-// Dial implements loadgen.Driver. A connection here is only a recipe: each worker dials its own
-// TCP connection. Dial probes the address so that an unreachable target fails at once.
+// Dial implements loadgen.Driver. In the closed model (on Linux) a connection is Concurrency
+// sockets that an event loop serves (see Serve); otherwise it is a recipe from which each worker
+// dials its own TCP connection, and Dial probes the address so that an unreachable target fails
+// at once.
 func (Driver) Dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes) (loadgen.Conn, error) {
+	req, check := buildRequest(cfg)
+	c := &conn{addr: cfg.Target.Address, wire: wire, req: req, check: check, connectTimeout: cfg.ConnectTimeout}
+	if multiplexed(cfg) {
+		return c, c.dialSockets(ctx, cfg.Concurrency)
+	}
 	if err := loadgen.ProbeTCP(ctx, cfg.Target.Address); err != nil {
 		return nil, err
 	}
-	req, check := buildRequest(cfg)
-	return &conn{addr: cfg.Target.Address, wire: wire, req: req, check: check}, nil
+	return c, nil
 }
 
 // buildRequest returns the request bytes and the check of a 2xx body.
@@ -115,9 +123,10 @@ type conn struct {
 	wire  *loadgen.WireBytes
 	req   []byte
 	check func([]byte) error
-}
+	socks []*rawSock // closed model: the sockets the event loop serves
 
-func (c *conn) Close() error { return nil }
+	connectTimeout time.Duration
+}
 
 // NewWorker implements loadgen.Conn: one TCP connection per worker.
 func (c *conn) NewWorker(ctx context.Context) (loadgen.Worker, error) {
@@ -128,17 +137,14 @@ func (c *conn) NewWorker(ctx context.Context) (loadgen.Worker, error) {
 	return w, nil
 }
 
-// worker owns one keep-alive TCP connection.
+// worker owns one keep-alive TCP connection (open model).
 type worker struct {
 	conn   *conn
 	nc     net.Conn
-	br     *bufio.Reader
-	body   []byte // reused buffer for bodies that do not fit the reader's buffer
+	rb     respBuffer
 	parent context.Context
 	stop   func() bool
 }
-
-const readBufferBytes = 16 << 10
 
 func (w *worker) dial(ctx context.Context) error {
 	nc, err := loadgen.DialTCP(ctx, w.conn.addr)
@@ -146,11 +152,7 @@ func (w *worker) dial(ctx context.Context) error {
 		return err
 	}
 	w.nc = loadgen.CountingConn(nc, w.conn.wire)
-	if w.br == nil {
-		w.br = bufio.NewReaderSize(w.nc, readBufferBytes)
-	} else {
-		w.br.Reset(w.nc)
-	}
+	w.rb.reset()
 	w.parent, w.stop = nil, nil
 	return nil
 }
@@ -177,17 +179,31 @@ func (w *worker) Do(ctx context.Context) error {
 	if _, err := w.nc.Write(w.conn.req); err != nil {
 		return w.broken(err)
 	}
-	status, body, closeAfter, err := w.readResponse()
-	if err != nil {
-		return w.broken(err)
+	for {
+		resp, done, err := w.rb.parse()
+		if err != nil {
+			return w.broken(err)
+		}
+		if done {
+			if resp.closeAfter {
+				w.closeConn()
+			}
+			return w.conn.outcome(resp)
+		}
+		n, err := w.nc.Read(w.rb.space())
+		w.rb.n += n
+		if n == 0 && err != nil {
+			return w.broken(err)
+		}
 	}
-	if closeAfter {
-		w.closeConn()
+}
+
+// outcome judges a complete response.
+func (c *conn) outcome(r response) error {
+	if r.status < 200 || r.status > 299 {
+		return loadgen.ProtocolError("http:"+strconv.Itoa(r.status), fmt.Errorf("%s", truncate(r.body)))
 	}
-	if status < 200 || status > 299 {
-		return loadgen.ProtocolError("http:"+strconv.Itoa(status), fmt.Errorf("%s", truncate(body)))
-	}
-	if err := w.conn.check(body); err != nil {
+	if err := c.check(r.body); err != nil {
 		return loadgen.ProtocolError(loadgen.CodeBadResponse, err)
 	}
 	return nil
@@ -221,135 +237,4 @@ func (w *worker) closeConn() {
 func (w *worker) Close() error {
 	w.closeConn()
 	return nil
-}
-
-var errMalformed = errors.New("malformed HTTP response")
-
-// readResponse parses one response: status line, headers (Content-Length, Transfer-Encoding:
-// chunked, Connection: close) and the body. The body slice is valid until the next call.
-func (w *worker) readResponse() (status int, body []byte, closeAfter bool, err error) {
-	line, err := w.br.ReadSlice('\n')
-	if err != nil {
-		return 0, nil, false, err
-	}
-	// "HTTP/1.1 200 OK\r\n"
-	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
-		return 0, nil, false, fmt.Errorf("%w: status line %q", errMalformed, truncate(line))
-	}
-	status = int(line[9]-'0')*100 + int(line[10]-'0')*10 + int(line[11]-'0')
-	if line[7] == '0' {
-		closeAfter = true // HTTP/1.0 closes unless told otherwise
-	}
-	length := -1
-	chunked := false
-	for {
-		line, err = w.br.ReadSlice('\n')
-		if err != nil {
-			return 0, nil, false, err
-		}
-		if len(line) <= 2 { // the blank line
-			break
-		}
-		colon := bytes.IndexByte(line, ':')
-		if colon < 0 {
-			return 0, nil, false, fmt.Errorf("%w: header %q", errMalformed, truncate(line))
-		}
-		name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
-		switch {
-		case asciiEqualFold(name, "content-length"):
-			n, perr := strconv.Atoi(string(value))
-			if perr != nil || n < 0 {
-				return 0, nil, false, fmt.Errorf("%w: Content-Length %q", errMalformed, value)
-			}
-			length = n
-		case asciiEqualFold(name, "transfer-encoding"):
-			chunked = bytes.Contains(bytes.ToLower(value), []byte("chunked"))
-		case asciiEqualFold(name, "connection"):
-			closeAfter = asciiEqualFold(value, "close")
-		}
-	}
-	switch {
-	case chunked:
-		body, err = w.readChunked()
-	case length >= 0:
-		body, err = w.readN(length)
-	case status == 204 || status == 304:
-	default:
-		// No length: the body runs to the end of the connection.
-		w.body, err = io.ReadAll(w.br)
-		body, closeAfter = w.body, true
-	}
-	return status, body, closeAfter, err
-}
-
-// readN returns the next n bytes, from the reader's buffer when they fit.
-func (w *worker) readN(n int) ([]byte, error) {
-	if n <= w.br.Size() {
-		b, err := w.br.Peek(n)
-		if err != nil {
-			return nil, err
-		}
-		_, _ = w.br.Discard(n)
-		return b, nil
-	}
-	if cap(w.body) < n {
-		w.body = make([]byte, n)
-	}
-	w.body = w.body[:n]
-	_, err := io.ReadFull(w.br, w.body)
-	return w.body, err
-}
-
-func (w *worker) readChunked() ([]byte, error) {
-	w.body = w.body[:0]
-	for {
-		line, err := w.br.ReadSlice('\n')
-		if err != nil {
-			return nil, err
-		}
-		line = bytes.TrimSpace(line)
-		if i := bytes.IndexByte(line, ';'); i >= 0 {
-			line = line[:i]
-		}
-		size, err := strconv.ParseInt(string(line), 16, 64)
-		if err != nil || size < 0 {
-			return nil, fmt.Errorf("%w: chunk size %q", errMalformed, line)
-		}
-		if size == 0 {
-			// Trailers, then the blank line.
-			for {
-				t, err := w.br.ReadSlice('\n')
-				if err != nil {
-					return nil, err
-				}
-				if len(t) <= 2 {
-					return w.body, nil
-				}
-			}
-		}
-		start := len(w.body)
-		w.body = slices.Grow(w.body, int(size))[:start+int(size)]
-		if _, err := io.ReadFull(w.br, w.body[start:]); err != nil {
-			return nil, err
-		}
-		if _, err := w.br.Discard(2); err != nil { // CRLF after the chunk
-			return nil, err
-		}
-	}
-}
-
-func asciiEqualFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/protobench/protobench/internal/servertest"
 )
 
+// Both models: the closed one runs on the epoll event loops, the open one on paced workers.
 func TestMethodsAgainstRealServer(t *testing.T) {
 	ep := servertest.Start(t, servertest.REST)
 	tests := []struct {
@@ -21,29 +22,32 @@ func TestMethodsAgainstRealServer(t *testing.T) {
 		{"GetUser", contract.MethodGetUser, "0"},
 		{"Echo small", contract.MethodEcho, "100"},
 		{"Echo larger than the read buffer", contract.MethodEcho, "100000"},
+		{"Echo larger than a socket buffer", contract.MethodEcho, "3000000"},
 		{"Multiply", contract.MethodMultiply, "0"},
 		{"Divide", contract.MethodDivide, "0"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg, _, err := loadgen.ParseArgs([]string{
-				"--target", "http://" + ep.Main, "--method", tc.method, "--payload-bytes", tc.payload,
-				"--connections", "2", "--concurrency", "2", "--duration", "500ms", "--warmup", "100ms",
-			}, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{})
-			if err != nil {
-				t.Fatalf("run: %v", err)
-			}
-			if res.Requests == 0 || res.Errors != 0 {
-				t.Fatalf("requests %d errors %d (%v), want some and none", res.Requests, res.Errors, res.ErrorsByCode)
-			}
-			if res.BytesSent == 0 || res.BytesReceived == 0 {
-				t.Errorf("bytes sent %d received %d, want both counted", res.BytesSent, res.BytesReceived)
-			}
-		})
+	for _, model := range [][]string{{"--rate", "0"}, {"--rate", "200"}} {
+		for _, tc := range tests {
+			t.Run(tc.name+" rate "+model[1], func(t *testing.T) {
+				cfg, _, err := loadgen.ParseArgs(append([]string{
+					"--target", "http://" + ep.Main, "--method", tc.method, "--payload-bytes", tc.payload,
+					"--connections", "2", "--concurrency", "2", "--duration", "500ms", "--warmup", "100ms",
+				}, model...), io.Discard)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{})
+				if err != nil {
+					t.Fatalf("run: %v", err)
+				}
+				if res.Requests == 0 || res.Errors != 0 {
+					t.Fatalf("requests %d errors %d (%v), want some and none", res.Requests, res.Errors, res.ErrorsByCode)
+				}
+				if res.BytesSent == 0 || res.BytesReceived == 0 {
+					t.Errorf("bytes sent %d received %d, want both counted", res.BytesSent, res.BytesReceived)
+				}
+			})
+		}
 	}
 }
 

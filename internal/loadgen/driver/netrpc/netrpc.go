@@ -1,7 +1,8 @@
 // Package netrpcdriver is the load generator's net/rpc driver (scheme netrpc://), for seed 004's
-// protocol: Go's standard net/rpc with gob encoding over TCP. A connection is one rpc.Client,
-// and its concurrency slots are calls outstanding on it at once (client.Go), which net/rpc
-// multiplexes by sequence number.
+// protocol: Go's standard net/rpc with gob encoding over TCP. A connection carries concurrency
+// calls outstanding at once, which net/rpc matches to replies by sequence number. In the closed
+// model an event loop speaks the protocol (see lean.go); in the open model, or with
+// --netrpc-client net/rpc, a connection is one rpc.Client and each slot a worker (client.Go).
 //
 // It calls the contract's service, "Bench.<Method>", with the argument and reply types the
 // server exports (internal/server/netrpcserver). net/rpc has no status codes: a server error is
@@ -50,7 +51,10 @@ func (Driver) Check(cfg *loadgen.Config) error {
 const CodeServerError = "netrpc:error"
 
 // Dial implements loadgen.Driver.
-func (Driver) Dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes) (loadgen.Conn, error) {
+func (d Driver) Dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes) (loadgen.Conn, error) {
+	if d.Multiplexes(cfg) {
+		return dialLean(ctx, cfg, wire)
+	}
 	c := &conn{cfg: cfg, wire: wire}
 	if _, err := c.client(ctx); err != nil {
 		return nil, err
@@ -108,51 +112,61 @@ func (c *conn) NewWorker(ctx context.Context) (loadgen.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &worker{conn: c, cl: cl, done: make(chan *rpc.Call, 1), method: netrpcserver.ServiceBench + "." + c.cfg.Method}
+	w, err := c.newCall()
+	if err != nil {
+		return nil, err
+	}
+	w.conn, w.cl, w.done = c, cl, make(chan *rpc.Call, 1)
+	return w, nil
+}
+
+// newCall prepares the method's arguments, its reply value and the check of the reply. gob
+// leaves fields that are absent from the stream (zero values) untouched, so the reply is reset
+// before every call.
+func (c *conn) newCall() (*worker, error) {
+	w := &worker{method: netrpcserver.ServiceBench + "." + c.cfg.Method}
 	switch c.cfg.Method {
 	case contract.MethodGetUser:
 		var reply contract.User
 		want := contract.UserByID(loadgen.UserID)
-		w.args, w.reply = &netrpcserver.GetUserArgs{ID: loadgen.UserID}, &reply
+		w.args, w.reply, w.reset = &netrpcserver.GetUserArgs{ID: loadgen.UserID}, &reply, func() { reply = contract.User{} }
 		w.check = func() error {
 			if reply.ID != want.ID || reply.Name != want.Name {
 				return fmt.Errorf("GetUser(%d) returned %+v", loadgen.UserID, reply)
 			}
-			reply = contract.User{} // gob leaves absent (zero) fields untouched: start clean
 			return nil
 		}
 	case contract.MethodEcho:
 		var reply netrpcserver.EchoReply
 		n := c.cfg.PayloadBytes
-		w.args, w.reply = &netrpcserver.EchoArgs{Payload: contract.Payload(n)}, &reply
+		w.args, w.reply, w.reset = &netrpcserver.EchoArgs{Payload: contract.Payload(n)}, &reply, func() { reply.Payload = reply.Payload[:0] }
 		w.check = func() error {
 			if len(reply.Payload) != n {
 				return fmt.Errorf("Echo returned %d bytes, sent %d", len(reply.Payload), n)
 			}
-			reply.Payload = reply.Payload[:0]
 			return nil
 		}
 	case contract.MethodMultiply:
 		var reply int
-		w.args, w.reply = &netrpcserver.Args{A: loadgen.ArithA, B: loadgen.ArithB}, &reply
+		w.args, w.reply, w.reset = &netrpcserver.Args{A: loadgen.ArithA, B: loadgen.ArithB}, &reply, func() { reply = 0 }
 		w.check = func() error {
 			if int64(reply) != contract.Multiply(loadgen.ArithA, loadgen.ArithB) {
 				return fmt.Errorf("Multiply returned %d", reply)
 			}
-			reply = 0
 			return nil
 		}
 	case contract.MethodDivide:
 		var reply netrpcserver.Quotient
 		q, r, _ := contract.Divide(loadgen.ArithA, loadgen.ArithB)
-		w.args, w.reply = &netrpcserver.Args{A: loadgen.ArithA, B: loadgen.ArithB}, &reply
+		w.args, w.reply, w.reset = &netrpcserver.Args{A: loadgen.ArithA, B: loadgen.ArithB}, &reply, func() { reply = netrpcserver.Quotient{} }
 		w.check = func() error {
 			if int64(reply.Quo) != q || int64(reply.Rem) != r {
 				return fmt.Errorf("Divide returned %+v", reply)
 			}
-			reply = netrpcserver.Quotient{}
 			return nil
 		}
+	default:
+		return nil, fmt.Errorf("netrpc driver: no method %q", c.cfg.Method)
 	}
 	return w, nil
 }
@@ -165,11 +179,13 @@ type worker struct {
 	method string
 	args   any
 	reply  any
+	reset  func()
 	check  func() error
 	done   chan *rpc.Call
 }
 
 func (w *worker) Do(ctx context.Context) error {
+	w.reset()
 	call := w.cl.Go(w.method, w.args, w.reply, w.done)
 	select {
 	case <-call.Done:

@@ -25,31 +25,34 @@ func TestMethodsAgainstRealServer(t *testing.T) {
 		{"Divide", contract.MethodDivide, "0", false},
 		{"Echo above the server's limit is a server error", contract.MethodEcho, "2000", true},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg, _, err := loadgen.ParseArgs([]string{
-				"--target", "netrpc://" + ep.Main, "--method", tc.method, "--payload-bytes", tc.payload,
-				"--connections", "2", "--concurrency", "8", "--duration", "500ms", "--warmup", "100ms",
-			}, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, _ := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{})
-			if res.Requests == 0 {
-				t.Fatalf("no request completed: %s", res.Error)
-			}
-			if tc.wantErrors {
-				if res.ErrorsByCode["netrpc:error"] != res.Requests {
-					t.Fatalf("errors by code %v for %d requests, want all netrpc:error", res.ErrorsByCode, res.Requests)
+	variants := [][]string{{"--netrpc-client", "lean"}, {"--netrpc-client", "net/rpc"}, {"--rate", "300"}}
+	for _, v := range variants {
+		for _, tc := range tests {
+			t.Run(v[0]+"="+v[1]+" "+tc.name, func(t *testing.T) {
+				cfg, _, err := loadgen.ParseArgs(append([]string{
+					"--target", "netrpc://" + ep.Main, "--method", tc.method, "--payload-bytes", tc.payload,
+					"--connections", "2", "--concurrency", "8", "--duration", "500ms", "--warmup", "100ms",
+				}, v...), io.Discard)
+				if err != nil {
+					t.Fatal(err)
 				}
-				return
-			}
-			if res.Errors != 0 {
-				t.Fatalf("errors %d (%v), want none", res.Errors, res.ErrorsByCode)
-			}
-			if res.BytesSent == 0 || res.BytesReceived == 0 {
-				t.Errorf("bytes sent %d received %d, want both counted", res.BytesSent, res.BytesReceived)
-			}
-		})
+				res, _ := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{})
+				if res.Requests == 0 {
+					t.Fatalf("no request completed: %s", res.Error)
+				}
+				if tc.wantErrors {
+					if res.ErrorsByCode["netrpc:error"] != res.Requests {
+						t.Fatalf("errors by code %v for %d requests, want all netrpc:error", res.ErrorsByCode, res.Requests)
+					}
+					return
+				}
+				if res.Errors != 0 {
+					t.Fatalf("errors %d (%v), want none", res.Errors, res.ErrorsByCode)
+				}
+				if res.BytesSent == 0 || res.BytesReceived == 0 {
+					t.Errorf("bytes sent %d received %d, want both counted", res.BytesSent, res.BytesReceived)
+				}
+			})
+		}
 	}
 }

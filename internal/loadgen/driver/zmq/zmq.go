@@ -2,8 +2,10 @@
 // ROUTER), on pebbe/zmq4 and the framing of package zmqwire. Four patterns (--zmq-pattern):
 //
 //   - dealer (default): one DEALER socket per connection keeps concurrency requests in flight,
-//     matched to replies by request id. A ZeroMQ socket must not be shared between goroutines,
-//     so the connection is a loadgen.Pipeliner: one goroutine sends, polls and receives.
+//     matched to replies by request id. In the closed model the driver speaks ZMTP itself (see
+//     lean.go) from event loops; otherwise, through libzmq, the connection is a
+//     loadgen.Pipeliner, since a ZeroMQ socket must not be shared between goroutines: one
+//     goroutine sends, polls and receives.
 //   - req: strict lockstep, one REQ socket per worker (connections × concurrency sockets).
 //   - push: one PUSH socket per connection streams raw payloads to the server's PULL sink. There
 //     is no reply, so the requests of the result are counted at the sink: the driver reads
@@ -148,7 +150,13 @@ func requestTimeout(cfg *loadgen.Config) time.Duration {
 }
 
 // Dial implements loadgen.Driver.
-func (Driver) Dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes) (loadgen.Conn, error) {
+func (d Driver) Dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes) (loadgen.Conn, error) {
+	if d.Multiplexes(cfg) {
+		if err := loadgen.ProbeTCP(ctx, cfg.Target.Address); err != nil {
+			return nil, err
+		}
+		return dialLeanDealer(ctx, cfg, wire)
+	}
 	switch cfg.Pattern {
 	case PatternREQ:
 		if err := loadgen.ProbeTCP(ctx, cfg.Target.Address); err != nil {

@@ -19,8 +19,12 @@ func TestPatternsAgainstRealServer(t *testing.T) {
 	}{
 		{name: "dealer GetUser", args: []string{"--zmq-pattern", "dealer", "--method", "GetUser"}},
 		{name: "dealer Echo", args: []string{"--zmq-pattern", "dealer", "--method", "Echo", "--payload-bytes", "1000"}},
+		{name: "dealer Echo long frames", args: []string{"--method", "Echo", "--payload-bytes", "300000"}},
 		{name: "dealer Multiply", args: []string{"--method", "Multiply"}},
 		{name: "dealer Divide", args: []string{"--method", "Divide"}},
+		{name: "dealer through libzmq", args: []string{"--zmq-client", "libzmq", "--method", "GetUser"}},
+		{name: "dealer open model", args: []string{"--rate", "300", "--method", "GetUser"}},
+		{name: "req open model", args: []string{"--zmq-pattern", "req", "--rate", "300"}},
 		{name: "req lockstep", args: []string{"--zmq-pattern", "req", "--method", "GetUser"}},
 		{
 			name: "push counted at the sink",

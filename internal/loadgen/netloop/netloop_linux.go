@@ -1,0 +1,189 @@
+package netloop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"runtime"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/protobench/protobench/internal/loadgen"
+)
+
+// Supported reports whether event loops exist on this platform.
+const Supported = true
+
+// Dial connects a non-blocking TCP socket (TCP_NODELAY) to addr within ctx. Failures are
+// *loadgen.DialError naming the address.
+func Dial(ctx context.Context, addr string) (int, error) {
+	fail := func(err error) (int, error) { return -1, &loadgen.DialError{Address: addr, Err: err} }
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fail(err)
+	}
+	ap, err := netip.ParseAddrPort(net.JoinHostPort(host, port))
+	if err != nil {
+		ips, lerr := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		if lerr != nil || len(ips) == 0 {
+			return fail(fmt.Errorf("resolving %s: %v", host, lerr))
+		}
+		p, perr := netip.ParseAddrPort("0.0.0.0:" + port)
+		if perr != nil {
+			return fail(perr)
+		}
+		ap = netip.AddrPortFrom(ips[0].Unmap(), p.Port())
+	}
+	var sa unix.Sockaddr
+	family := unix.AF_INET
+	if ap.Addr().Is4() {
+		sa = &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}
+	} else {
+		family = unix.AF_INET6
+		sa = &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
+	}
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fail(err)
+	}
+	if err := unix.Connect(fd, sa); err != nil && !errors.Is(err, unix.EINPROGRESS) {
+		_ = unix.Close(fd)
+		return fail(fmt.Errorf("connect: %w", err))
+	}
+	if err := WaitFD(ctx, fd, unix.POLLOUT); err != nil {
+		_ = unix.Close(fd)
+		return fail(fmt.Errorf("no connection within the connect timeout: %w", err))
+	}
+	if soerr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR); err != nil || soerr != 0 {
+		_ = unix.Close(fd)
+		if err == nil {
+			err = unix.Errno(soerr)
+		}
+		return fail(fmt.Errorf("connect: %w", err))
+	}
+	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	return fd, nil
+}
+
+// Poll events for WaitFD.
+const (
+	PollIn  int16 = unix.POLLIN
+	PollOut int16 = unix.POLLOUT
+)
+
+// WaitFD waits, in short polls that honour ctx, until fd is ready for events (POLLIN, POLLOUT).
+// It is for set-up (connecting, a handshake), not for the loop itself.
+func WaitFD(ctx context.Context, fd int, events int16) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: events}}
+		n, err := unix.Poll(pfd, 20)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+	}
+}
+
+// Close closes a socket.
+func Close(fd int) error { return unix.Close(fd) }
+
+// Read reads from a non-blocking socket. The sockets never block, so the raw system call skips
+// the runtime's syscall entry and exit. It returns unix.EAGAIN when nothing is there.
+func Read(fd int, p []byte) (int, error) {
+	r, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+// Write writes to a non-blocking socket; see Read.
+func Write(fd int, p []byte) (int, error) {
+	r, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+// IsAgain reports whether err means "try again later" (EAGAIN, EINTR).
+func IsAgain(err error) bool { return errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) }
+
+// Poller is an epoll set. Registered sockets are watched for input, and for output when asked.
+type Poller struct {
+	ep     int
+	events []unix.EpollEvent
+}
+
+// NewPoller creates an epoll set with room for n events per wait.
+func NewPoller(n int) (*Poller, error) {
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	return &Poller{ep: ep, events: make([]unix.EpollEvent, max(n, 1))}, nil
+}
+
+// Close releases the epoll set.
+func (p *Poller) Close() error { return unix.Close(p.ep) }
+
+// Add watches fd for input.
+func (p *Poller) Add(fd int) error {
+	return unix.EpollCtl(p.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)})
+}
+
+// WatchOutput switches watching fd for output on or off (it is always watched for input).
+func (p *Poller) WatchOutput(fd int, on bool) error {
+	ev := uint32(unix.EPOLLIN)
+	if on {
+		ev |= unix.EPOLLOUT
+	}
+	return unix.EpollCtl(p.ep, unix.EPOLL_CTL_MOD, fd, &unix.EpollEvent{Events: ev, Fd: int32(fd)})
+}
+
+// Event is one ready socket.
+type Event struct {
+	FD       int
+	Readable bool // input, or an error or hang-up that a read will report
+	Writable bool
+}
+
+// Wait returns the ready sockets, waiting at most a millisecond. It waits with a raw system
+// call: the runtime's syscall bookkeeping would have its monitor thread wake every 20 µs to take
+// the processor back from a goroutine that is forever entering and leaving the kernel, costing a
+// context switch each time on the generator's core. Holding the processor for a millisecond at
+// most is harmless, and an idle round yields it to the other goroutines (collector, timers).
+func (p *Poller) Wait(dst []Event) ([]Event, error) { return p.wait(dst, 1) }
+
+// Poll returns the sockets ready now, without waiting.
+func (p *Poller) Poll(dst []Event) ([]Event, error) { return p.wait(dst, 0) }
+
+func (p *Poller) wait(dst []Event, timeoutMs int) ([]Event, error) {
+	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(p.ep), uintptr(unsafe.Pointer(&p.events[0])), uintptr(len(p.events)), uintptr(timeoutMs), 0, 0)
+	if e != 0 && e != unix.EINTR {
+		return dst, e
+	}
+	n := int(r)
+	if e != 0 {
+		n = 0
+	}
+	if n == 0 && timeoutMs > 0 {
+		runtime.Gosched()
+	}
+	for _, ev := range p.events[:n] {
+		dst = append(dst, Event{
+			FD:       int(ev.Fd),
+			Readable: ev.Events&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP|unix.EPOLLRDHUP) != 0,
+			Writable: ev.Events&unix.EPOLLOUT != 0,
+		})
+	}
+	return dst, nil
+}

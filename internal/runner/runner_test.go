@@ -1,0 +1,141 @@
+package runner
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/scenario"
+)
+
+func TestParseRunFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    Options
+		wantErr string
+	}{
+		{"name first", []string{"grpc-vs-rest", "--quick", "--repeat", "2"}, Options{Scenario: "grpc-vs-rest", Quick: true, Repeat: 2}, ""},
+		{"name after flags", []string{"--only", "getuser", "smoke"}, Options{Scenario: "smoke", Only: "getuser"}, ""},
+		{"tools list", []string{"smoke", "--tools", "ghz,wrk"}, Options{Scenario: "smoke", Tools: []string{"ghz", "wrk"}}, ""},
+		{"file path", []string{"./my/scenario.yaml", "--keep-up", "--out", "/tmp/x"}, Options{Scenario: "./my/scenario.yaml", KeepUp: true, OutDir: "/tmp/x"}, ""},
+		{"resume without name", []string{"--resume", "results/x"}, Options{Resume: "results/x"}, ""},
+		{"no scenario", []string{"--quick"}, Options{}, "name a scenario"},
+		{"two scenarios", []string{"a", "b"}, Options{}, `unexpected argument "b"`},
+		{"bad flag", []string{"smoke", "--fast"}, Options{}, "flag provided but not defined"},
+		{"bad repeat", []string{"smoke", "--repeat", "x"}, Options{}, "invalid value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			got, err := parseRunFlags(tt.args, &stderr)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestResultsDirNameSortsByTime(t *testing.T) {
+	a := resultsDirName(time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)), "smoke")
+	if a != "20260102T020405Z-smoke" {
+		t.Fatalf("resultsDirName = %q (must be UTC)", a)
+	}
+}
+
+func TestUsageQueriesMatchComposeServiceLabel(t *testing.T) {
+	q := usageQueries("python-grpc", 30)
+	want := `sum(increase(container_cpu_usage_seconds_total{container_label_com_docker_compose_service="python-grpc"}[30s]))`
+	if q["cpu"] != want {
+		t.Fatalf("cpu query = %s\nwant %s", q["cpu"], want)
+	}
+	for key, expr := range q {
+		if !strings.Contains(expr, `[30s]`) {
+			t.Errorf("%s query %s lacks the window", key, expr)
+		}
+	}
+}
+
+func TestWindowSecondsHasFourScrapes(t *testing.T) {
+	start := time.Unix(100, 0)
+	for _, tt := range []struct {
+		d    time.Duration
+		want int
+	}{{time.Second, 4}, {10*time.Second + time.Millisecond, 11}, {30 * time.Second, 30}} {
+		if got := windowSeconds(start, start.Add(tt.d)); got != tt.want {
+			t.Errorf("windowSeconds(%s) = %d, want %d", tt.d, got, tt.want)
+		}
+	}
+}
+
+func TestLoadFinishedSkipsFailedRuns(t *testing.T) {
+	dir := t.TempDir()
+	recs := []results.Record{
+		{Step: "a", Target: "grpc", Tool: "protobench", Repeat: 1, Requests: 10, ThroughputRPS: 5},
+		{Step: "a", Target: "rest", Tool: "protobench", Repeat: 1, Error: "start rest: boom", Flags: []string{results.FlagFailed}},
+		{Step: "a", Target: "rest", Tool: "wrk", Repeat: 1, Requests: 7, Error: "wrk exited with 1"},
+	}
+	if err := writeJSON(filepath.Join(dir, "results.json"), recs); err != nil {
+		t.Fatal(err)
+	}
+	kept, done, err := loadFinished(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != 2 {
+		t.Fatalf("kept %d records, want 2 (the failed run is redone)", len(kept))
+	}
+	if !done[recordKey("a", "grpc", "protobench", 1)] || done[recordKey("a", "rest", "protobench", 1)] {
+		t.Fatalf("done = %v", done)
+	}
+	if _, _, err := loadFinished(t.TempDir()); err != nil {
+		t.Fatalf("a fresh folder must resume from nothing: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := loadFinished(dir); err == nil || !strings.Contains(err.Error(), "results.json") {
+		t.Fatalf("a corrupt results.json must be reported with its path, got %v", err)
+	}
+}
+
+func TestEnvironmentsCarryCapsAndKnobs(t *testing.T) {
+	r := scenario.Run{
+		Caps:   scenario.Caps{ServerCPUs: 1, ServerMemoryBytes: 1 << 30, ClientCPUs: 0.5, ClientMemoryBytes: 512 << 20},
+		Layout: scenario.Layout{ServerCPUSet: "0", ClientCPUSet: "1"},
+		Env:    map[string]string{"PROTOBENCH_GRPC_MAX_CONCURRENT_STREAMS": "100000"},
+	}
+	s := serverEnvironment(r)
+	if s["PROTOBENCH_SERVER_CPUS"] != "1" || s["PROTOBENCH_SERVER_CPUSET"] != "0" || s["PROTOBENCH_SERVER_MEM"] != "1073741824" || s["PROTOBENCH_GRPC_MAX_CONCURRENT_STREAMS"] != "100000" {
+		t.Fatalf("server env = %v", s)
+	}
+	c := clientEnvironment(r)
+	if c["PROTOBENCH_CLIENT_CPUS"] != "0.5" || c["PROTOBENCH_CLIENT_CPUSET"] != "1" {
+		t.Fatalf("client env = %v", c)
+	}
+}
+
+func TestMergeMeasuredKeepsRunnerFlags(t *testing.T) {
+	rec := results.Record{Flags: []string{results.FlagThrottled}}
+	mergeMeasured(&rec, results.Record{Requests: 5, ThroughputRPS: 2.5, DurationS: 2, Flags: []string{results.FlagRateNotMet, results.FlagThrottled}})
+	if rec.Requests != 5 || rec.ThroughputRPS != 2.5 || rec.DurationS != 2 {
+		t.Fatalf("measured fields not copied: %+v", rec)
+	}
+	if !reflect.DeepEqual(rec.Flags, []string{results.FlagThrottled, results.FlagRateNotMet}) {
+		t.Fatalf("flags = %v", rec.Flags)
+	}
+}
