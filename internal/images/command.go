@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -18,9 +19,10 @@ import (
 //	build  make the images available (pull or build), one line per image
 //	list   the same resolution without building: what a run would use and whether it is there
 //	env    the compose variables selecting the images, as KEY=VALUE lines
+//	prune  remove local protobench/* tags that the current sources no longer produce
 func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	usage := func() {
-		fmt.Fprintf(stderr, "usage: protobench images build|list|env [flags] [image...]\nimages: %s\n", strings.Join(Names(), ", "))
+		fmt.Fprintf(stderr, "usage: protobench images build|list|env|prune [flags] [image...]\nimages: %s\n", strings.Join(Names(), ", "))
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage()
@@ -60,10 +62,13 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	switch sub {
 	case "build":
-	case "list", "env":
+	case "list", "env", "prune":
 		// Resolution without side effects: a dry run prints nothing for cached images.
 		opts.DryRun = true
 		opts.Log = io.Discard
+		if sub == "prune" {
+			opts.Only = nil // what is current is decided over every image
+		}
 	default:
 		fmt.Fprintf(stderr, "protobench images: unknown subcommand %q\n", sub)
 		usage()
@@ -85,6 +90,16 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		env := EnvVars(set)
 		for _, k := range sortedKeys(env) {
 			fmt.Fprintf(stdout, "%s=%s\n", k, env[k])
+		}
+	case "prune":
+		if err != nil {
+			// Without a complete picture of what is current, removing anything is a guess.
+			fmt.Fprintf(stderr, "protobench images prune: cannot tell which images are current: %v\n", err)
+			return 1
+		}
+		if perr := prune(ctx, *docker, set, *dryRun, stdout); perr != nil {
+			fmt.Fprintf(stderr, "protobench images prune: %v\n", perr)
+			return 1
 		}
 	}
 	if err != nil {
@@ -119,4 +134,34 @@ func printList(w io.Writer, set Set) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", img.Name, state, ref, note)
 	}
 	tw.Flush()
+}
+
+// prune removes protobench/<name>:<hash> tags that are neither current in set nor :latest. The
+// image data goes once no tag refers to it; layers shared with current images stay.
+func prune(ctx context.Context, docker string, set Set, dryRun bool, out io.Writer) error {
+	r := &runner{docker: docker, buildLog: io.Discard, log: out, dryRun: dryRun}
+	list, err := r.query(ctx, docker, "image", "ls", "--format", "{{.Repository}}:{{.Tag}}", LocalRepository+"*")
+	if err != nil {
+		return err
+	}
+	current := map[string]bool{}
+	for _, img := range set {
+		current[img.Ref] = true
+	}
+	var stale []string
+	for _, ref := range strings.Fields(list) {
+		if current[ref] || strings.HasSuffix(ref, ":latest") || strings.HasSuffix(ref, ":<none>") {
+			continue
+		}
+		stale = append(stale, ref)
+	}
+	if len(stale) == 0 {
+		fmt.Fprintln(out, "nothing to prune")
+		return nil
+	}
+	sort.Strings(stale)
+	for _, ref := range stale {
+		fmt.Fprintf(out, "removing %s\n", ref)
+	}
+	return r.exec(ctx, nil, nil, docker, append([]string{"image", "rm"}, stale...)...)
 }

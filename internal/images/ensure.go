@@ -212,8 +212,8 @@ func (e *ensurer) generic(ctx context.Context, sp spec) (Image, error) {
 		return Image{Source: Unavailable, Note: sp.dockerfile + " does not exist"}, nil
 	}
 	img, err := e.buildDockerfile(ctx, sp.name, sp.dockerfile, nil, sp.prepare)
-	if err == nil && note != "" && img.Note == "" {
-		img.Note = note
+	if err == nil && sp.upstream != "" && img.Note == "" {
+		img.Note = "local stand-in for " + sp.upstream + " (" + note + ")"
 	}
 	return img, err
 }

@@ -103,7 +103,7 @@ func NewFlagSet(stderr io.Writer) (*flag.FlagSet, *Flags) {
 	fs.StringVar(&f.Ramp, "ramp", "", "open model linear ramp: from:to requests per second over --duration, e.g. 1000:8000")
 	fs.DurationVar(&f.Duration, "duration", 10*time.Second, "measured duration (warm-up excluded)")
 	fs.DurationVar(&f.Warmup, "warmup", time.Second, "warm-up before the measured window (not recorded)")
-	fs.IntVar(&f.PayloadBytes, "payload-bytes", 64, "Echo/EchoStream/Publish payload size in bytes")
+	fs.IntVar(&f.PayloadBytes, "payload-bytes", 0, "Echo/EchoStream/Publish/push payload size in bytes")
 	fs.StringVar(&f.Out, "out", "", "write the JSON result to this file (- for stdout, then the text report goes to stderr)")
 	fs.StringVar(&f.ZMQPattern, "zmq-pattern", "", "ZeroMQ pattern: dealer (pipelined, default), req (lockstep), push (to the server's PULL sink), sub (fan-out via Publish)")
 	fs.StringVar(&f.ZMQMetricsURL, "zmq-metrics-url", "", "zmq push: the server's /metrics URL where the sink is counted (default http://<target host>:9100/metrics)")
@@ -404,7 +404,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	res.Args = append([]string{"load"}, args...)
-	WriteText(report, res)
+	if res.Requests > 0 || runErr == nil {
+		WriteText(report, res) // a run that never started has nothing to report but its error
+	}
 	if f.Out != "" {
 		if err := writeJSON(f.Out, stdout, res); err != nil {
 			fmt.Fprintf(stderr, "protobench load: --out %s: %v\n", f.Out, err)

@@ -42,12 +42,7 @@ type collector struct {
 	measuredReqs int64
 	measuredErrs int64
 
-	wireStart        [3]int64
-	cpuStart         float64
-	serverCounted    bool
-	serverCountStart int64
-	serverCountErr   error
-	live             map[string]int64
+	live map[string]int64
 }
 
 func newCollector(e *engine, start time.Time) *collector {
@@ -62,17 +57,37 @@ func newCollector(e *engine, start time.Time) *collector {
 	return c
 }
 
-// markMeasureStart takes the snapshots the measured window is counted from.
+// markMeasureStart starts the series (and takes the window's snapshots if no worker has yet).
 func (c *collector) markMeasureStart() {
 	c.measured = true
-	c.wireStart = c.e.wireTotals()
-	c.cpuStart = cpuSeconds()
-	if sc, ok := c.e.driver.(ServerCounter); ok {
-		ctx, cancel := context.WithTimeout(context.Background(), c.e.cfg.ConnectTimeout)
-		c.serverCountStart, c.serverCountErr = sc.ServerCount(ctx, c.e.cfg)
-		cancel()
-		c.serverCounted = !errors.Is(c.serverCountErr, ErrNotCounted)
-	}
+	c.e.snapshotStart()
+}
+
+// windowStart holds the snapshots the measured window is counted from.
+type windowStart struct {
+	wire             [3]int64
+	cpu              float64
+	serverCounted    bool
+	serverCountStart int64
+	serverCountErr   error
+}
+
+// snapshotStart takes the window's snapshots once, at the first of: the collector's tick at the
+// window's start, or the first measured request of any worker. Either may be late on a busy
+// machine; taking the earlier keeps bytes and CPU consistent with the requests counted.
+func (e *engine) snapshotStart() {
+	e.startOnce.Do(func() {
+		s := &e.start
+		s.wire = e.wireTotals()
+		s.cpu = cpuSeconds()
+		if sc, ok := e.driver.(ServerCounter); ok {
+			ctx, cancel := context.WithTimeout(context.Background(), e.cfg.ConnectTimeout)
+			s.serverCountStart, s.serverCountErr = sc.ServerCount(ctx, e.cfg)
+			cancel()
+			s.serverCounted = !errors.Is(s.serverCountErr, ErrNotCounted)
+		}
+		e.started.Store(true)
+	})
 }
 
 func (c *collector) loop(stop <-chan struct{}) {

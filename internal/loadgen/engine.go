@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -69,12 +70,17 @@ type engine struct {
 	abortAt  time.Time
 	aborted  chan struct{}
 
-	recorders []*recorder
+	recorders  []*recorder
+	goroutines int // workers, pipelines and event loops driving requests
+
+	startOnce sync.Once
+	started   atomic.Bool // the measured window's snapshots are taken
+	start     windowStart
 }
 
+// slot is what a worker or pipeline goroutine drives.
 type slot struct {
 	conn Conn
-	idx  int
 }
 
 // Run performs one load run. It returns a result whenever the configuration was valid: with the
@@ -147,7 +153,7 @@ func (e *engine) run(parent context.Context) (*Result, error) {
 					depth++
 				}
 				if depth > 0 {
-					jobs = append(jobs, job{slot: slot{conn: c, idx: i}, depth: depth})
+					jobs = append(jobs, job{slot: slot{conn: c}, depth: depth})
 				}
 			}
 		}
@@ -168,11 +174,12 @@ func (e *engine) run(parent context.Context) (*Result, error) {
 				}
 				return e.failedResult(err), err
 			}
-			jobs = append(jobs, job{slot: slot{conn: c, idx: w % len(conns)}, worker: wk})
+			jobs = append(jobs, job{slot: slot{conn: c}, worker: wk})
 		}
 		setupCancel()
 	}
 
+	e.goroutines = len(jobs)
 	n := min(len(jobs), maxRecorders)
 	for i := 0; i < n; i++ {
 		e.recorders = append(e.recorders, newRecorder(cfg.Open()))
@@ -369,6 +376,9 @@ func (e *engine) runWorker(s slot, w Worker, rec *recorder, tickets <-chan Ticke
 				now = e.clock.Now()
 			}
 		}
+		if t.Measured && !e.started.Load() {
+			e.snapshotStart()
+		}
 		rec.inflight.Add(1)
 		err := e.do(ctx, w)
 		end := e.clock.Now()
@@ -468,6 +478,9 @@ func (p *Pipe) Config() *Config { return p.e.cfg }
 func (p *Pipe) Claim(now time.Time) (Ticket, bool) {
 	t, ok := p.e.sched.Claim(now)
 	if ok {
+		if t.Measured && !p.e.started.Load() {
+			p.e.snapshotStart()
+		}
 		p.rec.inflight.Add(1)
 	}
 	return t, ok

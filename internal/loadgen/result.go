@@ -23,8 +23,8 @@ type Result struct {
 	Labels    map[string]string `json:"labels,omitempty"`
 	WarmupS   float64           `json:"warmup_s"`
 	Schedule  string            `json:"schedule,omitempty"` // the open model's pacer
-	Workers   int               `json:"workers"`
-	Args      []string          `json:"args,omitempty"` // the command line, for reproducing the run
+	Workers   int               `json:"workers"`            // goroutines driving requests: workers, pipelines or event loops
+	Args      []string          `json:"args,omitempty"`     // the command line, for reproducing the run
 
 	Incomplete    int64            `json:"incomplete"` // in flight when the run ended
 	ErrorsByCode  map[string]int64 `json:"errors_by_code"`
@@ -128,7 +128,7 @@ func (e *engine) result(c *collector) (*Result, error) {
 		r.Error = abortErr.Error()
 	}
 	dur := end.Sub(ms)
-	if dur < 0 || !c.measured {
+	if dur < 0 || !e.started.Load() {
 		dur = 0
 	}
 	r.DurationS = round3(dur.Seconds())
@@ -156,7 +156,7 @@ func (e *engine) result(c *collector) (*Result, error) {
 		rec.mu.Unlock()
 	}
 	r.latency, r.service = lat, svc
-	r.Workers = len(e.recorders)
+	r.Workers = e.goroutines
 	r.LatencyMs = Summary(lat)
 	st := Summary(svc)
 	r.ServiceTimeMs = &st
@@ -174,26 +174,26 @@ func (e *engine) result(c *collector) (*Result, error) {
 		r.Series = []SeriesPoint{}
 	}
 
-	if c.measured {
+	if e.started.Load() {
 		w := e.wireTotals()
-		r.BytesSent = w[0] - c.wireStart[0]
-		r.BytesReceived = w[1] - c.wireStart[1]
-		r.MessagesReceived = w[2] - c.wireStart[2]
-		r.ClientCPUSeconds = round3(cpuSeconds() - c.cpuStart)
+		r.BytesSent = w[0] - e.start.wire[0]
+		r.BytesReceived = w[1] - e.start.wire[1]
+		r.MessagesReceived = w[2] - e.start.wire[2]
+		r.ClientCPUSeconds = round3(cpuSeconds() - e.start.cpu)
 		if dur > 0 {
 			r.ClientCPUPercent = round3(100 * r.ClientCPUSeconds / dur.Seconds())
 		}
 	}
-	if sc, ok := e.driver.(ServerCounter); ok && c.measured && c.serverCounted {
+	if sc, ok := e.driver.(ServerCounter); ok && e.started.Load() && e.start.serverCounted {
 		n, err := e.settledServerCount(sc)
 		switch {
-		case c.serverCountErr != nil:
-			r.ServerCountWarning = "server count at start: " + c.serverCountErr.Error()
+		case e.start.serverCountErr != nil:
+			r.ServerCountWarning = "server count at start: " + e.start.serverCountErr.Error()
 		case err != nil:
 			r.ServerCountWarning = "server count at end: " + err.Error()
 		default:
 			r.ClientSent = r.Requests
-			r.Requests = n - c.serverCountStart
+			r.Requests = n - e.start.serverCountStart
 		}
 	}
 	if dur > 0 {

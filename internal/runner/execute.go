@@ -118,6 +118,12 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 		return dir, err
 	}
 
+	if err := waitScraped(ctx, pc, "cadvisor", 60*time.Second); err != nil {
+		// The run still measures throughput and latency; only the server's CPU and memory
+		// columns will be empty, and the warning says why.
+		fmt.Fprintf(opts.Stderr, "protobench: warning: %v: server CPU and memory will be missing\n", err)
+	}
+
 	sr := &stepRunner{
 		stack: env.orchestrator, meter: promMeter{pc}, scenario: sc.Name, runID: info.RunID,
 		resultDir: dir, rawMount: "/raw", promURL: "http://prometheus:9090", settle: 2500 * time.Millisecond,
@@ -169,6 +175,25 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 		return dir, fmt.Errorf("interrupted; continue with --resume %s", dir)
 	}
 	return dir, nil
+}
+
+// waitScraped waits until Prometheus has scraped job successfully, so the first step's window
+// is covered by container metrics.
+func waitScraped(ctx context.Context, pc *prom.Client, job string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	expr := fmt.Sprintf(`max(up{job=%q})`, job)
+	for {
+		v, ok, err := pc.Scalar(ctx, expr, time.Time{})
+		if err == nil && ok && v == 1 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("Prometheus could not scrape %s within %s", job, timeout)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // promMeter is the Meter backed by Prometheus and cAdvisor.

@@ -304,7 +304,7 @@ func (s *stepRunner) collectFiles(prefix string) (map[string][]byte, []string) {
 	var names []string
 	for _, m := range matches {
 		base := filepath.Base(m)
-		if strings.HasSuffix(base, ".stdout") || strings.HasSuffix(base, ".stderr") || strings.Contains(base, ".warmup.") {
+		if strings.HasSuffix(base, ".stdout") || strings.HasSuffix(base, ".stderr") || strings.Contains(base, ".warmup") {
 			continue
 		}
 		b, err := os.ReadFile(m)

@@ -1,7 +1,11 @@
 // Package grpcdriver is the load generator's gRPC driver (scheme grpc://), used for the Go and the
-// Python gRPC servers alike. A connection is one grpc.ClientConn, hence one HTTP/2 connection;
-// its concurrency slots are concurrent unary calls on it, or for EchoStream one bidirectional
-// stream each (connections × streams per connection).
+// Python gRPC servers alike. A connection is one HTTP/2 connection; its concurrency slots are
+// concurrent unary calls on it, or for EchoStream one bidirectional stream each (connections ×
+// streams per connection).
+//
+// Unary calls in the closed model run on the driver's lean HTTP/2 client (lean.go, leanloop.go)
+// from event loops; EchoStream, the open model and --grpc-client grpc-go use grpc-go, where a
+// connection is one grpc.ClientConn and each slot a worker goroutine.
 //
 // Bytes are counted on the TCP connection itself, so they include HTTP/2 framing and headers.
 // Replies are checked against the contract: a reply that parses but is wrong is an error.
