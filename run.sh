@@ -4,6 +4,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The CLI finds scenarios/, compose/ and images/ through this, wherever it is called from.
+export PROTOBENCH_ROOT="$ROOT"
 BIN=${PROTOBENCH_BIN:-$ROOT/bin/protobench}
 # Used only when the host has no Go toolchain: the CLI is then built inside this image.
 GO_IMAGE=${PROTOBENCH_GO_IMAGE:-golang:1.26-bookworm}
@@ -97,7 +99,7 @@ case "${1:-}" in
   *)
     build_cli
     case "$1" in
-      run|load|list|report|compare|images|dashboards|generate|bench-generators|version)
+      run|load|list|report|images|down|generate|bench-generators)
         exec "$BIN" "$@" ;;
       *) exec "$BIN" run "$@" ;;
     esac

@@ -105,8 +105,10 @@ func run() error {
 	storage := memory.New(*storageDuration, nil)
 	// Collectors for application metrics are not used; the client only needs to exist.
 	collectorClient := &http.Client{Timeout: 10 * time.Second}
+	// The two lists go in as strings.Split gives them, like upstream: the raw factory reads
+	// element 0 of the whitelist, so an empty flag must be [""] and never an empty slice.
 	mgr, err := manager.New(storage, sysfs.NewRealSysFs(), manager.HousekeepingConfigFlags, included,
-		collectorClient, splitList(*rawCgroupWhitelist), splitList(*envWhitelist), *perfEventsConfig, *resctrlInterval)
+		collectorClient, strings.Split(*rawCgroupWhitelist, ","), strings.Split(*envWhitelist, ","), *perfEventsConfig, *resctrlInterval)
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
 	}

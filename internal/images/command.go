@@ -87,6 +87,11 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "list":
 		printList(stdout, set)
 	case "env":
+		for _, img := range set.Sorted() {
+			if img.Source == Built || img.Source == Pulled { // a dry run: not there yet
+				fmt.Fprintf(stderr, "protobench images: %s is not present yet (run `protobench images build %s`)\n", img.Ref, img.Name)
+			}
+		}
 		env := EnvVars(set)
 		for _, k := range sortedKeys(env) {
 			fmt.Fprintf(stdout, "%s=%s\n", k, env[k])

@@ -36,8 +36,9 @@ func (e *ensurer) base(ctx context.Context, sp spec) (Image, error) {
 		return img, nil
 	}
 	recipe := strings.Join([]string{
-		"protobench-base/v1", "debootstrap", "--variant=" + baseVariant, baseSuite, e.opts.DebianMirror,
-		runtime.GOARCH, baseSources(e.opts.DebianMirror), "clean: apt archives and lists",
+		"protobench-base/v2", "debootstrap", "--variant=" + baseVariant, baseSuite, e.opts.DebianMirror,
+		runtime.GOARCH, baseSources(e.opts.DebianMirror),
+		"clean: apt archives, lists, docs, manuals, locales", fmt.Sprint(slimFiles),
 	}, "\n")
 	sum := sha256.Sum256([]byte(recipe))
 	ref := LocalRepository + Base + ":" + hex.EncodeToString(sum[:])[:12]
@@ -111,16 +112,63 @@ func (e *ensurer) ensureDebootstrap(ctx context.Context) error {
 	return e.r.exec(ctx, nil, []string{"DEBIAN_FRONTEND=noninteractive"}, "apt-get", "install", "-y", "--no-install-recommends", "debootstrap")
 }
 
-// finishRootfs gives the tree the full bookworm sources and drops what debootstrap leaves
-// behind that no image needs (the downloaded .deb files are most of the tree's size).
+// slimFiles make the debootstrap tree behave like debian:bookworm-slim in image builds: apt
+// keeps no downloaded .deb files or package caches in a layer (otherwise every `apt-get install`
+// layer carries about 80 MB of them), and dpkg leaves out documentation, manuals and
+// translations.
+var slimFiles = map[string]string{
+	"etc/apt/apt.conf.d/docker-clean": `DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+Dir::Cache::pkgcache "";
+Dir::Cache::srcpkgcache "";
+`,
+	"etc/apt/apt.conf.d/docker-no-languages":  "Acquire::Languages \"none\";\n",
+	"etc/apt/apt.conf.d/docker-gzip-indexes":  "Acquire::GzipIndexes \"true\";\n",
+	"etc/apt/apt.conf.d/docker-no-recommends": "APT::Install-Recommends \"false\";\nAPT::Install-Suggests \"false\";\n",
+	"etc/dpkg/dpkg.cfg.d/docker": `path-exclude /usr/share/doc/*
+path-include /usr/share/doc/*/copyright
+path-exclude /usr/share/groff/*
+path-exclude /usr/share/info/*
+path-exclude /usr/share/linda/*
+path-exclude /usr/share/lintian/overrides/*
+path-exclude /usr/share/locale/*
+path-exclude /usr/share/man/*
+`,
+}
+
+// finishRootfs gives the tree the full bookworm sources and the slim settings, and drops what
+// debootstrap leaves behind that no image needs (the downloaded .deb files alone are 90 MB).
 func finishRootfs(rootfs, sources string) error {
-	if err := os.WriteFile(filepath.Join(rootfs, "etc/apt/sources.list"), []byte(sources), 0o644); err != nil {
-		return err
+	files := map[string]string{"etc/apt/sources.list": sources}
+	for name, content := range slimFiles {
+		files[name] = content
 	}
-	for _, pattern := range []string{"var/cache/apt/archives/*.deb", "var/cache/apt/*.bin", "var/lib/apt/lists/*"} {
+	for name, content := range files {
+		p := filepath.Join(rootfs, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, pattern := range []string{
+		"var/cache/apt/archives/*.deb", "var/cache/apt/*.bin", "var/lib/apt/lists/*",
+		"usr/share/man/*", "usr/share/info/*", "usr/share/locale/*", "usr/share/groff/*",
+		"var/log/*.log", "var/log/apt/*",
+	} {
 		matches, _ := filepath.Glob(filepath.Join(rootfs, pattern))
 		for _, m := range matches {
 			if err := os.RemoveAll(m); err != nil {
+				return err
+			}
+		}
+	}
+	// Documentation goes, except the copyright files Debian's licences ask to keep.
+	docs, _ := filepath.Glob(filepath.Join(rootfs, "usr/share/doc/*/*"))
+	for _, d := range docs {
+		if filepath.Base(d) != "copyright" {
+			if err := os.RemoveAll(d); err != nil {
 				return err
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -172,38 +173,29 @@ func (f *Flags) Config() (*Config, error) {
 	if cfg.TargetName == "" {
 		cfg.TargetName = info.TargetName
 	}
-	switch f.NetRPCClient {
-	case "lean", "net/rpc":
-		if f.set["netrpc-client"] && target.Scheme != "netrpc" {
-			return nil, fmt.Errorf("--netrpc-client applies only to netrpc:// targets, not %s://", target.Scheme)
+	// Which client a driver uses: its own lean one (the default) or the protocol's library.
+	for _, c := range []struct {
+		flag, key, scheme, value string
+		choices                  []string
+	}{
+		{"grpc-client", "grpc_client", "grpc", f.GRPCClient, []string{"lean", "grpc-go"}},
+		{"netrpc-client", "netrpc_client", "netrpc", f.NetRPCClient, []string{"lean", "net/rpc"}},
+		{"zmq-client", "zmq_client", "zmq", f.ZMQClient, []string{"lean", "libzmq"}},
+	} {
+		if !slices.Contains(c.choices, c.value) {
+			return nil, fmt.Errorf("--%s must be %s, got %q", c.flag, strings.Join(c.choices, " or "), c.value)
 		}
-		cfg.Options["netrpc_client"] = f.NetRPCClient
-	default:
-		return nil, fmt.Errorf("--netrpc-client must be lean or net/rpc, got %q", f.NetRPCClient)
-	}
-	switch f.ZMQClient {
-	case "lean", "libzmq":
-		cfg.Options["zmq_client"] = f.ZMQClient
-	default:
-		return nil, fmt.Errorf("--zmq-client must be lean or libzmq, got %q", f.ZMQClient)
-	}
-	zmqClient := ""
-	if f.set["zmq-client"] {
-		zmqClient = f.ZMQClient
-	}
-	for name, v := range map[string]string{"zmq-pattern": f.ZMQPattern, "zmq-metrics-url": f.ZMQMetricsURL, "zmq-pull-addr": f.ZMQPullAddr, "zmq-pub-addr": f.ZMQPubAddr, "zmq-client": zmqClient} {
-		if v != "" && target.Scheme != "zmq" {
-			return nil, fmt.Errorf("--%s applies only to zmq:// targets, not %s://", name, target.Scheme)
+		if f.set[c.flag] && target.Scheme != c.scheme {
+			return nil, fmt.Errorf("--%s applies only to %s:// targets, not %s://", c.flag, c.scheme, target.Scheme)
 		}
+		cfg.Options[c.key] = c.value
 	}
-	switch f.GRPCClient {
-	case "lean", "grpc-go":
-		if f.set["grpc-client"] && target.Scheme != "grpc" {
-			return nil, fmt.Errorf("--grpc-client applies only to grpc:// targets, not %s://", target.Scheme)
+	for _, o := range []struct{ flag, value string }{
+		{"zmq-pattern", f.ZMQPattern}, {"zmq-metrics-url", f.ZMQMetricsURL}, {"zmq-pull-addr", f.ZMQPullAddr}, {"zmq-pub-addr", f.ZMQPubAddr},
+	} {
+		if o.value != "" && target.Scheme != "zmq" {
+			return nil, fmt.Errorf("--%s applies only to zmq:// targets, not %s://", o.flag, target.Scheme)
 		}
-		cfg.Options["grpc_client"] = f.GRPCClient
-	default:
-		return nil, fmt.Errorf("--grpc-client must be lean or grpc-go, got %q", f.GRPCClient)
 	}
 	for _, o := range []struct{ flag, key, value string }{
 		{"zmq-pull-addr", "pull_addr", f.ZMQPullAddr},

@@ -179,7 +179,7 @@ func (c *collector) tick(now time.Time, final bool) {
 	}
 	if f := c.e.opts.Progress; f != nil {
 		p := Progress{RateRPS: rate, TargetRPS: c.e.sched.TargetRate(now), Requests: c.measuredReqs, Errors: c.measuredErrs, Inflight: inflight}
-		if now.Before(ms) {
+		if !c.measured {
 			p.Warmup, p.Elapsed, p.Total = true, now.Sub(c.start), ms.Sub(c.start)
 		} else {
 			p.Elapsed, p.Total = now.Sub(ms), c.e.sched.End().Sub(ms)

@@ -44,6 +44,8 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"max-inflight in the closed model", []string{"--target", "grpc://127.0.0.1:1", "--max-inflight", "10"}, "open model"},
 		{"unbounded label", []string{"--target", "grpc://127.0.0.1:1", "--label", "host=a"}, "not one of scenario, step, run_id"},
 		{"zmq flag on grpc", []string{"--target", "grpc://127.0.0.1:1", "--zmq-pattern", "req"}, "only to zmq://"},
+		{"grpc client on http", []string{"--target", "http://127.0.0.1:1", "--grpc-client", "grpc-go"}, "only to grpc://"},
+		{"unknown client", []string{"--target", "netrpc://127.0.0.1:1", "--netrpc-client", "jsonrpc"}, "lean or net/rpc"},
 		{"unknown zmq pattern", []string{"--target", "zmq://127.0.0.1:1", "--zmq-pattern", "pair"}, "--zmq-pattern \"pair\""},
 		{"stream over http", []string{"--target", "http://127.0.0.1:1", "--method", "EchoStream"}, "needs gRPC"},
 		{"unknown method", []string{"--target", "netrpc://127.0.0.1:1", "--method", "Frobnicate"}, "--method \"Frobnicate\""},
