@@ -173,7 +173,9 @@ type measurement struct {
 	tool         string
 	rps          float64
 	serverCPU    float64 // % of one core
-	clientCPU    float64 // % of one core, protobench only (its own getrusage)
+	clientCPU    float64 // the generator's CPU, % of one core
+	serverUS     float64 // server CPU per request, µs
+	clientUS     float64 // generator CPU per request, µs
 	serverOther  float64 // % of the server's core used by other processes: a busy machine
 	clientOther  float64 // the same on the generator's core, beside the generator
 	p50ms, p99ms float64
@@ -478,23 +480,29 @@ func (b *bench) measure(ctx context.Context, protocol, tool string) measurement 
 		}
 	}
 	type cpuSample struct {
-		server, serverCore, clientCore float64
-		at                             time.Time
+		server, generator, serverCore, clientCore float64
+		at                                        time.Time
 	}
-	sample := func() cpuSample {
+	pids := make(chan int, 1)
+	sample := func(gen int) cpuSample {
 		s, _ := cpuSeconds(srv.cmd.Process.Pid)
-		return cpuSample{server: s, serverCore: coreBusySeconds(b.o.serverCore), clientCore: coreBusySeconds(b.o.clientCore), at: time.Now()}
+		g, _ := cpuSeconds(gen)
+		return cpuSample{server: s, generator: g, serverCore: coreBusySeconds(b.o.serverCore), clientCore: coreBusySeconds(b.o.clientCore), at: time.Now()}
 	}
 	samples := make(chan cpuSample, 2)
 	go func() {
+		gen := <-pids
 		// Skip the first second (start-up: k6 compiles its script, connections open) and the
 		// last half second (wind-down).
 		time.Sleep(time.Second)
-		samples <- sample()
+		samples <- sample(gen)
 		time.Sleep(b.o.duration - 1500*time.Millisecond)
-		samples <- sample()
+		samples <- sample(gen)
 	}()
-	res, err := b.runTool(ctx, protocol, tool, srv, b.o.duration, "run")
+	res, err := b.runTool(ctx, protocol, tool, srv, b.o.duration, "run", func(pid int) { pids <- pid })
+	if err != nil && len(pids) == 0 {
+		pids <- 0 // the generator never started; let the sampler finish
+	}
 	s0, s1 := <-samples, <-samples
 	if err != nil {
 		m.err = err
@@ -503,10 +511,15 @@ func (b *bench) measure(ctx context.Context, protocol, tool string) measurement 
 	m.rps, m.p50ms, m.p99ms, m.errors, m.clientCPU = res.rps, res.p50ms, res.p99ms, res.errors, res.clientCPU
 	if span := s1.at.Sub(s0.at).Seconds(); span > 0 {
 		m.serverCPU = 100 * (s1.server - s0.server) / span
+		m.clientCPU = 100 * (s1.generator - s0.generator) / span
 		m.serverOther = max(0, 100*(s1.serverCore-s0.serverCore)/span-m.serverCPU)
-		// The generator's own CPU is known for protobench only; for the others the column
-		// holds the whole core's use.
 		m.clientOther = max(0, 100*(s1.clientCore-s0.clientCore)/span-m.clientCPU)
+		if m.rps > 0 {
+			// CPU per request is what decides who saturates first on equal cores, and
+			// competition for the cores changes it far less than it changes throughput.
+			m.serverUS = m.serverCPU / 100 * 1e6 / m.rps
+			m.clientUS = m.clientCPU / 100 * 1e6 / m.rps
+		}
 	}
 	return m
 }
@@ -544,7 +557,7 @@ type toolResult struct {
 }
 
 // runTool runs one generator pinned to the client core and reads its machine-readable output.
-func (b *bench) runTool(ctx context.Context, protocol, tool string, srv *server, d time.Duration, phase string) (toolResult, error) {
+func (b *bench) runTool(ctx context.Context, protocol, tool string, srv *server, d time.Duration, phase string, onStart ...func(pid int)) (toolResult, error) {
 	base := filepath.Join(b.rawDir, fmt.Sprintf("%s-%s-%s", protocol, tool, phase))
 	var args []string
 	var parse func(stdout []byte) (toolResult, error)
@@ -572,7 +585,13 @@ func (b *bench) runTool(ctx context.Context, protocol, tool string, srv *server,
 	if tool == "k6" {
 		cmd.Env = append(os.Environ(), "K6_NO_USAGE_REPORT=true")
 	}
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		for _, f := range onStart {
+			f(cmd.Process.Pid) // taskset execs the generator, so this is the generator's pid
+		}
+		err = cmd.Wait()
+	}
 	_ = os.WriteFile(base+".stdout", stdout.Bytes(), 0o644)
 	_ = os.WriteFile(base+".stderr", stderr.Bytes(), 0o644)
 	_ = os.WriteFile(base+".cmd", []byte(strings.Join(cmd.Args, " ")+"\n"), 0o644)
@@ -789,19 +808,16 @@ func parseK6(raw []byte, metric, trend string) (toolResult, error) {
 // report prints the table and the ratios.
 func (b *bench) report(ms []measurement) {
 	tw := tabwriter.NewWriter(b.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "protocol\tgenerator\tthroughput rps\tserver CPU % of 1 core\tothers on server core %\tgenerator CPU %\tothers on generator core %\tp50 ms\tp99 ms\terrors\t")
+	fmt.Fprintln(tw, "protocol\tgenerator\tthroughput rps\tserver CPU %\tgenerator CPU %\tothers on server core %\tothers on generator core %\tserver µs/req\tgenerator µs/req\tp50 ms\tp99 ms\terrors\t")
 	get := map[string]measurement{}
 	for _, m := range ms {
 		get[m.protocol+"/"+m.tool] = m
 		if m.err != nil {
-			fmt.Fprintf(tw, "%s\t%s\tfailed\t\t\t\t\t\t\t\t\n", m.protocol, m.tool)
+			fmt.Fprintf(tw, "%s\t%s\tfailed\t\t\t\t\t\t\t\t\t\t\n", m.protocol, m.tool)
 			continue
 		}
-		client, clientOther := "", "·"
-		if m.tool == "protobench" {
-			client, clientOther = fmt.Sprintf("%.0f", m.clientCPU), fmt.Sprintf("%.0f", m.clientOther)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t%.0f\t%s\t%s\t%.2f\t%.2f\t%d\t\n", m.protocol, m.tool, m.rps, m.serverCPU, m.serverOther, client, clientOther, m.p50ms, m.p99ms, m.errors)
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.1f\t%.1f\t%.2f\t%.2f\t%d\t\n", m.protocol, m.tool, m.rps, m.serverCPU, m.clientCPU,
+			m.serverOther, m.clientOther, m.serverUS, m.clientUS, m.p50ms, m.p99ms, m.errors)
 	}
 	tw.Flush()
 	fmt.Fprintln(b.stdout, "(\"others\": the core's busy time beyond the process itself: other processes, and kernel work such as loopback TCP done there for either side.)")
@@ -833,7 +849,15 @@ func (b *bench) report(ms []measurement) {
 		c := get[p+"/protobench"].serverCPU
 		fmt.Fprintf(tw, "server CPU driven by protobench, %s\t%.0f %%\t≥ %.0f %%\t%s\n", p, c, TargetServerCPU, verdict(c >= TargetServerCPU))
 	}
+	for _, p := range protocols {
+		m := get[p+"/protobench"]
+		if m.serverUS > 0 {
+			r := m.clientUS / m.serverUS
+			fmt.Fprintf(tw, "protobench CPU per request / server's, %s\t%.2f\t≤ %.2f\t%s\n", p, r, 100/TargetServerCPU, verdict(r <= 100/TargetServerCPU))
+		}
+	}
 	tw.Flush()
+	fmt.Fprintln(b.stdout, "(On equal cores the server reaches its cap first when the generator spends less CPU per request than the server does; this ratio holds up on a busy machine, where the CPU shares above do not.)")
 }
 
 func verdict(ok bool) string {

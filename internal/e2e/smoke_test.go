@@ -36,7 +36,7 @@ func TestSmokeEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 
-	run := func(args ...string) (string, error) {
+	run := func(ctx context.Context, args ...string) (string, error) {
 		cmd := exec.CommandContext(ctx, bin, args...)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "PROTOBENCH_ROOT="+root)
@@ -48,12 +48,12 @@ func TestSmokeEndToEnd(t *testing.T) {
 	}
 	// --keep-up leaves Prometheus running so this test can look at what it recorded.
 	t.Cleanup(func() {
-		if out, err := run("down"); err != nil {
+		if out, err := run(context.Background(), "down"); err != nil {
 			t.Logf("protobench down: %v\n%s", err, out)
 		}
 	})
 	started := time.Now()
-	output, err := run("run", "smoke", "--out", out, "--keep-up")
+	output, err := run(ctx, "run", "smoke", "--out", out, "--keep-up")
 	t.Logf("protobench run smoke (%s):\n%s", time.Since(started).Round(time.Second), output)
 	if err != nil {
 		t.Fatalf("protobench run smoke: %v", err)

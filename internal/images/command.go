@@ -36,7 +36,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	repo := fs.String("repo", ".", "repository root (build contexts and Dockerfiles)")
 	extraCA := fs.String("extra-ca-dir", "", `directory of extra CA certificates (*.crt) for the Go builder; "none" for none (default `+DefaultExtraCADir+`)`)
-	offline := fs.Bool("offline", false, "do not pull: build local equivalents even where a registry answers")
+	offline := fs.Bool("offline", false, "never pull, even where a registry answers: use upstream images already present, build the rest")
 	dryRun := fs.Bool("dry-run", false, "print the pull and build commands instead of running them")
 	verbose := fs.Bool("v", false, "stream build output to stderr")
 	goroot := fs.String("goroot", "", "Go toolchain to copy into the Go builder when no golang image can be had (default: go env GOROOT)")

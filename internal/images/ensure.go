@@ -182,7 +182,11 @@ func (e *ensurer) require(ctx context.Context, name string) Image {
 // report prints the one line per image.
 func (e *ensurer) report(img Image, took time.Duration) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s", img.Name, img.Source)
+	source := string(img.Source)
+	if e.opts.DryRun && (img.Source == Built || img.Source == Pulled) {
+		source = "would be " + source
+	}
+	fmt.Fprintf(&b, "%s: %s", img.Name, source)
 	if img.Ref != "" {
 		fmt.Fprintf(&b, " %s", img.Ref)
 	}
@@ -359,6 +363,7 @@ func (e *ensurer) buildContextImage(ctx context.Context, name string, bc *buildC
 // every docker CLI on these machines (the 28.x CLI has no buildx, so BuildKit fails there).
 func (e *ensurer) streamBuild(ctx context.Context, bc *buildContext, argv []string) error {
 	if e.opts.DryRun {
+		fmt.Fprintf(e.log, "# the build context (stdin) is a tar of %d entries assembled by protobench images\n", len(bc.entries))
 		return e.r.exec(ctx, nil, []string{"DOCKER_BUILDKIT=0"}, e.r.docker, argv...)
 	}
 	pr, pw := io.Pipe()

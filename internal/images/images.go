@@ -118,8 +118,9 @@ type Options struct {
 	DryRun bool
 	// Only restricts Ensure to these logical names and what they are built from. Empty: all.
 	Only []string
-	// Offline skips the registry probe and all pulls, as if no registry answered: it forces the
-	// local builds (for testing them on a machine that has a registry).
+	// Offline skips the registry probe and all pulls, as if no registry answered: upstream images
+	// already present are used, the rest is built (to test the local builds on a machine that
+	// has a registry, remove the upstream images first).
 	Offline bool
 	// Docker is the docker CLI to run; "docker" if empty.
 	Docker string

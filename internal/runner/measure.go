@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/protobench/protobench/internal/prom"
@@ -20,9 +19,9 @@ type containerUsage struct {
 // usageQueries are the PromQL expressions for one service over a window of seconds. Matching on
 // the compose service label (not the container name) works for Compose v1 and v2 alike, and
 // summing covers the rare case of two containers of a service overlapping the window.
-func usageQueries(service string, windowSeconds int) map[string]string {
+func usageQueries(service string, window time.Duration) map[string]string {
 	sel := fmt.Sprintf(`{container_label_com_docker_compose_service=%q}`, service)
-	w := fmt.Sprintf("[%ds]", windowSeconds)
+	w := fmt.Sprintf("[%dms]", window.Milliseconds())
 	return map[string]string{
 		"cpu":       "sum(increase(container_cpu_usage_seconds_total" + sel + w + "))",
 		"mem":       "max(max_over_time(container_memory_working_set_bytes" + sel + w + "))",
@@ -31,20 +30,17 @@ func usageQueries(service string, windowSeconds int) map[string]string {
 	}
 }
 
-// windowSeconds rounds a window up to whole seconds, and to at least four scrape intervals so
-// that increase() has enough samples to work with.
-func windowSeconds(start, end time.Time) int {
-	s := int(math.Ceil(end.Sub(start).Seconds()))
-	if s < 4 {
-		s = 4
-	}
-	return s
-}
+// minWindow keeps increase() meaningful: with a 1 s scrape it needs a few samples in range.
+const minWindow = 2 * time.Second
 
 // measureContainer reads a service's usage over [start, end] from Prometheus.
 func measureContainer(ctx context.Context, p *prom.Client, service string, start, end time.Time) (containerUsage, error) {
 	var u containerUsage
-	q := usageQueries(service, windowSeconds(start, end))
+	window := end.Sub(start)
+	if window < minWindow {
+		window = minWindow
+	}
+	q := usageQueries(service, window)
 	targets := map[string]*float64{"cpu": &u.CPUSeconds, "mem": &u.MemMaxBytes, "throttled": &u.ThrottledSeconds, "samples": &u.Samples}
 	for key, dst := range targets {
 		v, _, err := p.Scalar(ctx, q[key], end)

@@ -58,27 +58,42 @@ func TestResultsDirNameSortsByTime(t *testing.T) {
 }
 
 func TestUsageQueriesMatchComposeServiceLabel(t *testing.T) {
-	q := usageQueries("python-grpc", 30)
-	want := `sum(increase(container_cpu_usage_seconds_total{container_label_com_docker_compose_service="python-grpc"}[30s]))`
+	q := usageQueries("python-grpc", 30500*time.Millisecond)
+	want := `sum(increase(container_cpu_usage_seconds_total{container_label_com_docker_compose_service="python-grpc"}[30500ms]))`
 	if q["cpu"] != want {
 		t.Fatalf("cpu query = %s\nwant %s", q["cpu"], want)
 	}
 	for key, expr := range q {
-		if !strings.Contains(expr, `[30s]`) {
+		if !strings.Contains(expr, `[30500ms]`) {
 			t.Errorf("%s query %s lacks the window", key, expr)
 		}
 	}
 }
 
-func TestWindowSecondsHasFourScrapes(t *testing.T) {
-	start := time.Unix(100, 0)
-	for _, tt := range []struct {
-		d    time.Duration
-		want int
-	}{{time.Second, 4}, {10*time.Second + time.Millisecond, 11}, {30 * time.Second, 30}} {
-		if got := windowSeconds(start, start.Add(tt.d)); got != tt.want {
-			t.Errorf("windowSeconds(%s) = %d, want %d", tt.d, got, tt.want)
-		}
+func TestMeasuredWindow(t *testing.T) {
+	started := time.Unix(1000, 0)
+	ended := started.Add(40 * time.Second)
+	at := func(s float64) float64 { return float64(started.Unix()) + s }
+	tests := []struct {
+		name       string
+		parsed     results.Record
+		start, end time.Duration // offsets from started
+	}{
+		{"tool's own window", results.Record{StartUnix: at(7), EndUnix: at(37), DurationS: 30}, 7 * time.Second, 37 * time.Second},
+		{"tail of the run", results.Record{DurationS: 30}, 10 * time.Second, 40 * time.Second},
+		{"implausible own window", results.Record{StartUnix: at(-100), EndUnix: at(-70), DurationS: 30}, 10 * time.Second, 40 * time.Second},
+		{"longer than the run", results.Record{DurationS: 90}, 0, 40 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, e := measuredWindow(tt.parsed, started, ended)
+			if got := s.Sub(started).Round(time.Millisecond); got != tt.start {
+				t.Errorf("start offset = %s, want %s", got, tt.start)
+			}
+			if got := e.Sub(started).Round(time.Millisecond); got != tt.end {
+				t.Errorf("end offset = %s, want %s", got, tt.end)
+			}
+		})
 	}
 }
 

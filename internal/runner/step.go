@@ -141,12 +141,7 @@ func (s *stepRunner) run(ctx context.Context, plan *scenario.Plan, r scenario.Ru
 		rec.Error = fmt.Sprintf("%s exited with %d: %s", r.Tool, code, lastLine(stderr))
 	}
 
-	// The measured window is the tail of the tool's run: its own warm-up, if any, came first.
-	windowEnd := ended
-	windowStart := ended.Add(-time.Duration(rec.DurationS * float64(time.Second)))
-	if rec.DurationS <= 0 || windowStart.Before(started) {
-		windowStart = started
-	}
+	windowStart, windowEnd := measuredWindow(parsed, started, ended)
 	rec.StartUnix = float64(windowStart.UnixNano()) / 1e9
 	rec.EndUnix = float64(windowEnd.UnixNano()) / 1e9
 
@@ -158,6 +153,26 @@ func (s *stepRunner) run(ctx context.Context, plan *scenario.Plan, r scenario.Ru
 	}
 	s.addUsage(ctx, &rec, r, ep.Service, adapter.Service(), windowStart, windowEnd)
 	return rec
+}
+
+// measuredWindow is the interval the tool measured. A tool that reports its own window (our
+// generator does) is believed when it lies within the container's lifetime; otherwise the window
+// is the tail of the container's run, of the length the tool reports, since a tool's warm-up and
+// start-up come first.
+func measuredWindow(parsed results.Record, started, ended time.Time) (time.Time, time.Time) {
+	slack := time.Second
+	if parsed.StartUnix > 0 && parsed.EndUnix > parsed.StartUnix {
+		s := time.Unix(0, int64(parsed.StartUnix*1e9))
+		e := time.Unix(0, int64(parsed.EndUnix*1e9))
+		if !s.Before(started.Add(-slack)) && !e.After(ended.Add(slack)) {
+			return s, e
+		}
+	}
+	start := ended.Add(-time.Duration(parsed.DurationS * float64(time.Second)))
+	if parsed.DurationS <= 0 || start.Before(started) {
+		start = started
+	}
+	return start, ended
 }
 
 // addUsage fills the server and client CPU fields and the flags that depend on them.
