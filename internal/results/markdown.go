@@ -1,0 +1,225 @@
+package results
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/protobench/protobench/internal/scenario"
+	"github.com/protobench/protobench/internal/stats"
+)
+
+// WriteSummary writes summary.md: per step and target the median over repeats with 95 %
+// intervals and flags, ratios between targets, the knee of swept steps, agreement between tools,
+// and the article's figures beside ours, per run and per core. plan may be nil (records alone).
+func WriteSummary(w io.Writer, plan *scenario.Plan, recs []Record) error {
+	s := Summarize(plan, recs)
+	var b bytes.Buffer
+	writeHeader(&b, plan, recs)
+	writeResults(&b, s)
+	writeRatios(&b, s)
+	writeKnees(&b, s)
+	writeAgreement(&b, s)
+	writePublished(&b, s)
+	writeFlagNotes(&b, s)
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func writeHeader(b *bytes.Buffer, plan *scenario.Plan, recs []Record) {
+	name := ""
+	if len(recs) > 0 {
+		name = recs[0].Scenario
+	}
+	if plan == nil || plan.Scenario == nil {
+		fmt.Fprintf(b, "# %s\n\n", orDash(name))
+		return
+	}
+	sc := plan.Scenario
+	fmt.Fprintf(b, "# %s\n\n%s\n\n", sc.Name, sc.Description)
+	if sc.Source != "" {
+		fmt.Fprintf(b, "- Source: seed `%s`\n", sc.Source)
+	}
+	fmt.Fprintf(b, "- Scenario sha256: `%s`\n", sc.Hash())
+	l := plan.Layout
+	fmt.Fprintf(b, "- Host: %d cores; server cpuset %s, client cpuset %s, observability cpuset %s\n",
+		l.Cores, l.ServerCPUSet, l.ClientCPUSet, l.ObservabilityCPUSet)
+	if plan.Options.Quick {
+		fmt.Fprintf(b, "- Quick mode: runs cut to %s and one repeat; not for quoting\n", scenario.QuickBudget)
+	}
+	for _, n := range plan.Notes {
+		fmt.Fprintf(b, "- Note: %s\n", n)
+	}
+	b.WriteString("\n")
+}
+
+func writeResults(b *bytes.Buffer, s *Summary) {
+	b.WriteString("## Results\n\n")
+	if len(s.Groups) == 0 {
+		b.WriteString("No measurements.\n\n")
+		return
+	}
+	b.WriteString("Medians over repeats; 95 % intervals of the median by percentile bootstrap " +
+		fmt.Sprintf("(%d resamples, fixed seed). CV is the throughput's coefficient of variation.\n\n", stats.Resamples))
+	b.WriteString("| Step | Target | Tool | Workload | n | Throughput req/s (95 % CI) | CV | p50 ms | p99 ms (95 % CI) | Mean ms | Server CPU % of cap | CPU µs/req | Server mem MiB | Flags |\n")
+	b.WriteString("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, g := range s.Groups {
+		n := fmt.Sprint(g.Throughput.N)
+		if g.Failed > 0 {
+			n = fmt.Sprintf("%d (+%d failed)", g.Throughput.N, g.Failed)
+		}
+		cv := na
+		if g.Throughput.N >= 2 {
+			cv = fmtPercent(g.Throughput.CV)
+		}
+		cpu := na
+		if !math.IsNaN(g.ServerCPUPercent) {
+			cpu = fmtNum(g.ServerCPUPercent)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			g.Step, g.Target, g.Tool, workloadName(g), n, fmtWithCI(g.Throughput), cv,
+			fmtNum(g.P50Ms), fmtWithCI(g.P99), fmtNum(g.MeanMs), cpu,
+			fmtNum(g.CPUMicrosPerRequest), fmtMiB(g.ServerMemMaxBytes), fmtFlags(g))
+	}
+	b.WriteString("\n")
+}
+
+func writeRatios(b *bytes.Buffer, s *Summary) {
+	if len(s.Ratios) == 0 {
+		return
+	}
+	b.WriteString("## Ratios between targets\n\n")
+	b.WriteString("Median of one target over the median of the step's baseline, same tool; the interval bootstraps both sides independently. " +
+		"Throughput above 1× and p99 below 1× favour the first target.\n\n")
+	b.WriteString("| Step | Tool | Ratio | Throughput (95 % CI) | p99 (95 % CI) |\n|---|---|---|---:|---:|\n")
+	for _, r := range s.Ratios {
+		fmt.Fprintf(b, "| %s | %s | %s / %s | %s | %s |\n", r.Step, r.Tool, r.Target, r.Baseline,
+			fmtRatioCI(r.Throughput, r.ThroughputCI), fmtRatioCI(r.P99, r.P99CI))
+	}
+	b.WriteString("\n")
+}
+
+func writeKnees(b *bytes.Buffer, s *Summary) {
+	if len(s.Knees) == 0 {
+		return
+	}
+	b.WriteString("## Knee\n\nThe highest median throughput whose median p99 stays under the step's threshold.\n\n")
+	b.WriteString("| Step | Target | Tool | p99 limit ms | Knee at | Throughput req/s | p99 ms |\n|---|---|---|---:|---|---:|---:|\n")
+	for _, k := range s.Knees {
+		if k.Group == nil {
+			fmt.Fprintf(b, "| %s | %s | %s | %s | none under the limit | %s | %s |\n", k.BaseStep, k.Target, k.Tool, fmtNum(k.ThresholdMs), na, na)
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", k.BaseStep, k.Target, k.Tool, fmtNum(k.ThresholdMs),
+			k.Group.Step, fmtWithCI(k.Group.Throughput), fmtWithCI(k.Group.P99))
+	}
+	b.WriteString("\n")
+}
+
+func writeAgreement(b *bytes.Buffer, s *Summary) {
+	if len(s.Agreement) == 0 {
+		return
+	}
+	b.WriteString("## Tool agreement\n\nThe same workload on the same target measured by different tools, against the reference tool " +
+		"(our generator where it ran). Tools differ in client cost, so a gap is a property of the tool as much as of the server.\n\n")
+	b.WriteString("| Target | Workload | Tool | Throughput req/s | vs reference | p99 ms | vs reference |\n|---|---|---|---:|---:|---:|---:|\n")
+	for _, a := range s.Agreement {
+		fmt.Fprintf(b, "| %s | %s | %s (ref %s) | %s | %s | %s | %s |\n", a.Target, a.Workload, a.Tool.Tool, a.Reference.Tool,
+			fmtNum(a.Tool.Throughput.Median), fmtRatio(a.Throughput), fmtNum(a.Tool.P99.Median), fmtRatio(a.P99))
+	}
+	b.WriteString("\n")
+}
+
+func writePublished(b *bytes.Buffer, s *Summary) {
+	if s.Plan == nil || s.Plan.Scenario == nil || s.Plan.Scenario.Published == nil {
+		return
+	}
+	pub := s.Plan.Scenario.Published
+	b.WriteString("## Published vs ours\n\n")
+	title := pub.Title
+	if title == "" {
+		title = "The article"
+	}
+	fmt.Fprintf(b, "%s measured on: %s.  \nIts method: %s.  \n", mdEscape(title), mdEscape(pub.Hardware.Description), mdEscape(pub.Method))
+	fmt.Fprintf(b, "Ours: median over repeats on the capped server. Per core divides throughput by the article's cores and by our server's CPU cap.\n\n")
+	b.WriteString("| Figure | Measures | Published | Ours | Ours / published | Published per core | Ours per core | Our step | Note |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---|---|\n")
+	for _, r := range s.Published {
+		f := r.Figure
+		ours, ratio, step := na, na, na
+		theirsPC, oursPC := "—", "—"
+		switch {
+		case f.Metric == "":
+			ours, ratio, step = "not measured", "—", "—"
+		case r.Group == nil:
+			ours = "not run"
+		default:
+			ours, ratio, step = fmtFigure(r.Ours, f.Unit), fmtRatio(r.Ratio), r.Group.Step+" ("+r.Group.Tool+")"
+			if scenario.PerCore(f.Metric) {
+				theirsPC = perCore(r.TheirsPerCore, r.TheirCores, f.Unit)
+				oursPC = perCore(r.OursPerCore, 0, f.Unit)
+				if r.Group.ServerCPUs > 0 {
+					oursPC = fmt.Sprintf("%s (%s cpu)", fmtFigure(r.OursPerCore, f.Unit), fmtNum(r.Group.ServerCPUs))
+				}
+			}
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(f.Name), mdEscape(f.Measures),
+			fmtFigure(f.Value, f.Unit), ours, ratio, theirsPC, oursPC, step, mdEscape(f.Note))
+	}
+	b.WriteString("\n")
+	if len(pub.Differences) > 0 {
+		b.WriteString("How the article's method differs from ours:\n\n")
+		for _, d := range pub.Differences {
+			fmt.Fprintf(b, "- %s\n", d)
+		}
+		b.WriteString("\n")
+	}
+}
+
+func perCore(v float64, cores int, unit string) string {
+	if math.IsNaN(v) {
+		return na + " (cores not published)"
+	}
+	if cores > 0 {
+		return fmt.Sprintf("%s (%d cores)", fmtFigure(v, unit), cores)
+	}
+	return fmtFigure(v, unit)
+}
+
+var flagMeanings = []struct{ flag, meaning string }{
+	{FlagFailed, "the run produced no measurement (see the record's error)"},
+	{FlagErrors, fmt.Sprintf("more than %.0f %% of requests failed", ErrorFractionMax*100)},
+	{FlagRateNotMet, fmt.Sprintf("achieved throughput below %.0f %% of the target rate", RateMetMin*100)},
+	{FlagClientBound, "the load generator's container was near its CPU cap, so the server may have had more to give"},
+	{FlagThrottled, "the server's cgroup was CFS-throttled during the run"},
+	{FlagNoisy, fmt.Sprintf("throughput CV across repeats above %.0f %%", NoisyCVMax*100)},
+}
+
+func writeFlagNotes(b *bytes.Buffer, s *Summary) {
+	seen := map[string]bool{}
+	for _, g := range s.Groups {
+		for _, f := range g.Flags {
+			seen[f.Flag] = true
+		}
+	}
+	var lines []string
+	for _, fm := range flagMeanings {
+		if seen[fm.flag] {
+			lines = append(lines, fmt.Sprintf("- `%s`: %s", fm.flag, fm.meaning))
+		}
+	}
+	if len(lines) == 0 {
+		b.WriteString("No validity flags were raised.\n")
+		return
+	}
+	b.WriteString("## Flags\n\n" + strings.Join(lines, "\n") + "\n")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
