@@ -1,8 +1,9 @@
 package main
 
 import (
+	"github.com/protobench/protobench/bench/genbench"
 	"github.com/protobench/protobench/internal/images"
-	"github.com/protobench/protobench/internal/loadgen"
+	"github.com/protobench/protobench/internal/loadgen/loadcmd"
 	"github.com/protobench/protobench/internal/runner"
 
 	// Tool adapters register themselves with internal/tool.
@@ -15,8 +16,9 @@ import (
 func init() {
 	register("run", "run a scenario: protobench run <name|file.yaml> [--quick] [--dry-run] ...", runner.Command)
 	register("list", "list the scenarios with their estimated time", runner.ListCommand)
-	register("load", "our load generator: protobench load --target grpc://host:port ...", loadgen.Command)
+	register("load", "our load generator: protobench load --target grpc://host:port ...", loadcmd.Command)
 	register("images", "build or list the container images (pull where a registry answers)", images.Command)
+	register("bench-generators", "compare our generator with ghz, wrk and k6 on pinned cores (natively)", genbench.Command)
 	register("down", "stop the stack a --keep-up run left running", runner.DownCommand)
 	register("report", "rewrite summary.md and results.csv of a results folder", runner.ReportCommand)
 }

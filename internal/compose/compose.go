@@ -226,7 +226,34 @@ func (c *Client) Run(ctx context.Context, service, name string, env map[string]s
 		// An interrupted run leaves its container behind; `--rm` only acts on a normal exit.
 		c.removeContainer(context.WithoutCancel(ctx), name)
 	}
-	return outBuf.Bytes(), errBuf.Bytes(), code, err
+	errOut := errBuf.Bytes()
+	if c.Kind() == "v1" {
+		errOut = stripV1Progress(errOut, c.opts.ProjectName, service, name)
+	}
+	return outBuf.Bytes(), errOut, code, err
+}
+
+// stripV1Progress removes the progress lines docker-compose 1.x writes to a one-off run's stderr
+// ("Creating network ...", "Creating <container> ... done"), which v2 does not print, so the raw
+// stderr a tool leaves is the same under both. Only these exact shapes go.
+func stripV1Progress(stderr []byte, project, service, name string) []byte {
+	container := name
+	if container == "" {
+		container = project + "_" + service + "_run"
+	}
+	var out []byte
+	for _, line := range bytes.SplitAfter(stderr, []byte("\n")) {
+		text := strings.TrimRight(string(line), "\r\n ")
+		switch {
+		case strings.HasPrefix(text, `Creating network "`+project+`_`) && strings.HasSuffix(text, " driver"),
+			strings.HasPrefix(text, `Creating volume "`+project+`_`) && strings.HasSuffix(text, " driver"),
+			text == "Creating "+container+" ...", text == "Creating "+container+" ... done",
+			strings.HasPrefix(text, "Creating "+container+"_") && (strings.HasSuffix(text, " ...") || strings.HasSuffix(text, " ... done")):
+			continue
+		}
+		out = append(out, line...)
+	}
+	return out
 }
 
 // ContainerID is the ID of service's (non one-off) container, running or not; "" if it has none.

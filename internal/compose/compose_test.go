@@ -170,3 +170,38 @@ func TestUnreachableDockerIsOneClearError(t *testing.T) {
 		})
 	}
 }
+
+func TestStripV1Progress(t *testing.T) {
+	cases := []struct {
+		name, stderr, container, want string
+	}{
+		{
+			name: "progress around the tool's own stderr",
+			stderr: "Creating network \"protobench_default\" with the default driver\n" +
+				"Creating volume \"protobench_prometheus-data\" with default driver\n" +
+				"Creating protobench_wrk_run ... \n" +
+				"Creating protobench_wrk_run ... done\n" +
+				"unable to connect to rest:8080 Connection refused\n",
+			want: "unable to connect to rest:8080 Connection refused\n",
+		},
+		{
+			name:      "named container",
+			stderr:    "Creating protobench-loadgen ... \nCreating protobench-loadgen ... done\nload: 2 errors\n",
+			container: "protobench-loadgen",
+			want:      "load: 2 errors\n",
+		},
+		{
+			name:   "tool lines that merely look similar stay",
+			stderr: "Creating connections ... done\nCreating network \"other_default\" with the default driver\n",
+			want:   "Creating connections ... done\nCreating network \"other_default\" with the default driver\n",
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := string(stripV1Progress([]byte(c.stderr), "protobench", "wrk", c.container))
+			if got != c.want {
+				t.Fatalf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}

@@ -139,6 +139,9 @@ func stackTest(ctx context.Context, t *testing.T, root string, command []string,
 	if code == 0 {
 		t.Errorf("probe without a server exited 0; stdout %q stderr %q", stdout, stderr)
 	}
+	if !strings.Contains(string(stderr), "probe") || strings.Contains(string(stderr), "Creating ") {
+		t.Errorf("stderr should hold the probe's message and no compose progress: %q", stderr)
+	}
 	if out, _ := exec.Command("docker", "ps", "-a", "-q", "--filter", "name="+project+"-probe").Output(); len(bytes.TrimSpace(out)) != 0 {
 		t.Errorf("one-off container left behind: %s", out)
 	}

@@ -28,7 +28,7 @@ func TestPatternsAgainstRealServer(t *testing.T) {
 		{name: "req lockstep", args: []string{"--zmq-pattern", "req", "--method", "GetUser"}},
 		{
 			name: "push counted at the sink",
-			args: []string{"--zmq-pattern", "push", "--zmq-pull-addr", ep.Pull, "--zmq-metrics-url", "http://" + ep.Metrics + "/metrics"},
+			args: []string{"--zmq-pattern", "push", "--payload-bytes", "256", "--zmq-pull-addr", ep.Pull, "--zmq-metrics-url", "http://" + ep.Metrics + "/metrics"},
 			check: func(t *testing.T, r *loadgen.Result) {
 				if r.ClientSent == 0 || r.ServerCountWarning != "" {
 					t.Errorf("client sent %d, warning %q: want the sink count to be read", r.ClientSent, r.ServerCountWarning)
