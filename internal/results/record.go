@@ -53,7 +53,10 @@ type Record struct {
 	ServerMemMaxBytes      float64 `json:"server_mem_max_bytes"`
 	ServerThrottledSeconds float64 `json:"server_throttled_seconds"`
 	ClientCPUPercentOfCap  float64 `json:"client_cpu_percent_of_cap"`
-	CPUMicrosPerRequest    float64 `json:"cpu_us_per_request"`
+	// ServerGOMAXPROCS is what a Go server's runtime reported during the step (0 for Python):
+	// it should equal the server's CPU quota, or the server schedules more threads than it may run.
+	ServerGOMAXPROCS    int     `json:"server_gomaxprocs,omitempty"`
+	CPUMicrosPerRequest float64 `json:"cpu_us_per_request"`
 
 	Flags    []string `json:"flags"`
 	RawFiles []string `json:"raw_files,omitempty"` // paths under raw/, relative to the results folder

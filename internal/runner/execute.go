@@ -17,23 +17,22 @@ import (
 
 // RunInfo is run.json: everything needed to judge whether two results folders are comparable.
 type RunInfo struct {
-	RunID          string            `json:"run_id"`
-	Scenario       string            `json:"scenario"`
-	ScenarioFile   string            `json:"scenario_file"`
-	ScenarioSHA256 string            `json:"scenario_sha256"`
-	Command        []string          `json:"command"`
-	Quick          bool              `json:"quick"`
-	Started        time.Time         `json:"started"`
-	Finished       *time.Time        `json:"finished,omitempty"`
-	Host           hostinfo.Host     `json:"host"`
-	ComposeVersion string            `json:"compose_version"`
-	Images         []images.Image    `json:"images"`
-	Layout         scenario.Layout   `json:"cpu_layout"`
-	ServerKnobs    map[string]any    `json:"server_knobs"`  // per target, as the scenario set them
-	ServerConfig   map[string]string `json:"server_config"` // per target, /config as the server reported it
-	Notes          []string          `json:"notes"`
-	PrometheusURL  string            `json:"prometheus_url"`
-	GrafanaURL     string            `json:"grafana_url,omitempty"`
+	RunID          string          `json:"run_id"`
+	Scenario       string          `json:"scenario"`
+	ScenarioFile   string          `json:"scenario_file"`
+	ScenarioSHA256 string          `json:"scenario_sha256"`
+	Command        []string        `json:"command"`
+	Quick          bool            `json:"quick"`
+	Started        time.Time       `json:"started"`
+	Finished       *time.Time      `json:"finished,omitempty"`
+	Host           hostinfo.Host   `json:"host"`
+	ComposeVersion string          `json:"compose_version"`
+	Images         []images.Image  `json:"images"`
+	Layout         scenario.Layout `json:"cpu_layout"`
+	ServerKnobs    map[string]any  `json:"server_knobs"` // per target, as the scenario set them
+	Notes          []string        `json:"notes"`
+	PrometheusURL  string          `json:"prometheus_url"`
+	GrafanaURL     string          `json:"grafana_url,omitempty"`
 }
 
 // environment is what execute needs from the outside world; tests and the CLI fill it.
@@ -82,7 +81,7 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 		Command: os.Args, Quick: opts.Quick, Started: now.UTC(),
 		Host:           hostinfo.Collect(ctx, opts.RepoRoot),
 		ComposeVersion: env.composeVersion, Images: env.images.Sorted(), Layout: plan.Layout,
-		ServerKnobs: map[string]any{}, ServerConfig: map[string]string{}, Notes: plan.Notes,
+		ServerKnobs: map[string]any{}, Notes: plan.Notes,
 		PrometheusURL: env.prometheusURL, GrafanaURL: env.grafanaURL,
 	}
 	info.Host.ComposeVersion = env.composeVersion

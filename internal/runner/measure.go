@@ -14,6 +14,7 @@ type containerUsage struct {
 	MemMaxBytes      float64
 	ThrottledSeconds float64
 	Samples          float64 // how many CPU samples the window held: 0 means cAdvisor saw nothing
+	GOMAXPROCS       int     // from the server's own metrics; 0 when it exports none
 }
 
 // usageQueries are the PromQL expressions for one service over a window of seconds. Matching on
@@ -33,6 +34,12 @@ func usageQueries(service string, window time.Duration) map[string]string {
 // minWindow keeps increase() meaningful: with a 1 s scrape it needs a few samples in range.
 const minWindow = 2 * time.Second
 
+// gomaxprocsQuery reads the GOMAXPROCS a Go server's runtime reported (client_golang exports
+// it) over the window; Prometheus labels each server's series with target = its service.
+func gomaxprocsQuery(service string, window time.Duration) string {
+	return fmt.Sprintf(`max(max_over_time(go_sched_gomaxprocs_threads{job="servers",target=%q}[%dms]))`, service, window.Milliseconds())
+}
+
 // measureContainer reads a service's usage over [start, end] from Prometheus.
 func measureContainer(ctx context.Context, p *prom.Client, service string, start, end time.Time) (containerUsage, error) {
 	var u containerUsage
@@ -49,5 +56,10 @@ func measureContainer(ctx context.Context, p *prom.Client, service string, start
 		}
 		*dst = v
 	}
+	g, _, err := p.Scalar(ctx, gomaxprocsQuery(service, window), end)
+	if err != nil {
+		return u, err
+	}
+	u.GOMAXPROCS = int(g)
 	return u, nil
 }

@@ -199,6 +199,7 @@ func (s *stepRunner) addUsage(ctx context.Context, rec *results.Record, r scenar
 	if window > 0 && server.ThrottledSeconds > 0.05*window {
 		rec.Flags = appendFlag(rec.Flags, results.FlagThrottled)
 	}
+	rec.ServerGOMAXPROCS = server.GOMAXPROCS
 	client, err := s.meter.Usage(ctx, clientService, start, end)
 	if err != nil {
 		s.log("warning: client usage for %s: %v", r.ID, err)
