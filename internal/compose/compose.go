@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -228,27 +229,31 @@ func (c *Client) Run(ctx context.Context, service, name string, env map[string]s
 	}
 	errOut := errBuf.Bytes()
 	if c.Kind() == "v1" {
-		errOut = stripV1Progress(errOut, c.opts.ProjectName, service, name)
+		errOut = stripV1Noise(errOut, c.opts.ProjectName, service, code)
 	}
 	return outBuf.Bytes(), errOut, code, err
 }
 
-// stripV1Progress removes the progress lines docker-compose 1.x writes to a one-off run's stderr
-// ("Creating network ...", "Creating <container> ... done"), which v2 does not print, so the raw
-// stderr a tool leaves is the same under both. Only these exact shapes go.
-func stripV1Progress(stderr []byte, project, service, name string) []byte {
-	container := name
-	if container == "" {
-		container = project + "_" + service + "_run"
+// stripV1Noise removes what docker-compose 1.x adds to a one-off run's stderr and v2 does not:
+// progress lines ("Creating network ...", "Creating <project>_<service>_run ... done", whatever
+// --name says) and, after a non-zero exit, a last line holding just the exit status. The raw
+// stderr a tool leaves is then the same under both. Only these exact shapes go.
+func stripV1Noise(stderr []byte, project, service string, exitCode int) []byte {
+	container := project + "_" + service + "_run"
+	lines := bytes.SplitAfter(stderr, []byte("\n"))
+	if n := len(lines); n > 0 && len(lines[n-1]) == 0 {
+		lines = lines[:n-1]
+	}
+	if n := len(lines); n > 0 && exitCode != 0 && strings.TrimSpace(string(lines[n-1])) == strconv.Itoa(exitCode) {
+		lines = lines[:n-1]
 	}
 	var out []byte
-	for _, line := range bytes.SplitAfter(stderr, []byte("\n")) {
+	for _, line := range lines {
 		text := strings.TrimRight(string(line), "\r\n ")
 		switch {
 		case strings.HasPrefix(text, `Creating network "`+project+`_`) && strings.HasSuffix(text, " driver"),
 			strings.HasPrefix(text, `Creating volume "`+project+`_`) && strings.HasSuffix(text, " driver"),
-			text == "Creating "+container+" ...", text == "Creating "+container+" ... done",
-			strings.HasPrefix(text, "Creating "+container+"_") && (strings.HasSuffix(text, " ...") || strings.HasSuffix(text, " ... done")):
+			text == "Creating "+container+" ...", text == "Creating "+container+" ... done":
 			continue
 		}
 		out = append(out, line...)

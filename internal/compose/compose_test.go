@@ -171,24 +171,31 @@ func TestUnreachableDockerIsOneClearError(t *testing.T) {
 	}
 }
 
-func TestStripV1Progress(t *testing.T) {
+func TestStripV1Noise(t *testing.T) {
 	cases := []struct {
-		name, stderr, container, want string
+		name, stderr string
+		exitCode     int
+		want         string
 	}{
 		{
 			name: "progress around the tool's own stderr",
 			stderr: "Creating network \"protobench_default\" with the default driver\n" +
 				"Creating volume \"protobench_prometheus-data\" with default driver\n" +
-				"Creating protobench_wrk_run ... \n" +
-				"Creating protobench_wrk_run ... done\n" +
+				"Creating protobench_wrk_run ... \r\n" +
+				"Creating protobench_wrk_run ... done\r\n" +
 				"unable to connect to rest:8080 Connection refused\n",
 			want: "unable to connect to rest:8080 Connection refused\n",
 		},
 		{
-			name:      "named container",
-			stderr:    "Creating protobench-loadgen ... \nCreating protobench-loadgen ... done\nload: 2 errors\n",
-			container: "protobench-loadgen",
-			want:      "load: 2 errors\n",
+			name:     "exit status line after a failure",
+			stderr:   "Creating protobench_wrk_run ... done\r\nwrk: bad flag\n3\n",
+			exitCode: 3,
+			want:     "wrk: bad flag\n",
+		},
+		{
+			name:   "a number the tool printed stays when it exited 0",
+			stderr: "3\n",
+			want:   "3\n",
 		},
 		{
 			name:   "tool lines that merely look similar stay",
@@ -198,7 +205,7 @@ func TestStripV1Progress(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := string(stripV1Progress([]byte(c.stderr), "protobench", "wrk", c.container))
+			got := string(stripV1Noise([]byte(c.stderr), "protobench", "wrk", c.exitCode))
 			if got != c.want {
 				t.Fatalf("got %q, want %q", got, c.want)
 			}
