@@ -88,6 +88,10 @@ run_tests() {
   go run ./cmd/protobench generate --check
   echo "== unit and integration tests"
   go test -race -count=1 -timeout 20m ./...
+  # Without -race: the race detector allows 8,128 live goroutines, and each server holds one per
+  # connection.
+  echo "== connection capacity: 10,000 concurrent connections on every server"
+  PROTOBENCH_CAPACITY=1 go test -count=1 -timeout 10m -run TestConnectionCapacity ./internal/servertest
   echo "== end-to-end: the smoke scenario through the real compose stack"
   build_cli
   PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 25m -run TestSmokeEndToEnd -v ./internal/e2e
