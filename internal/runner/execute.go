@@ -198,6 +198,23 @@ func waitScraped(ctx context.Context, pc *prom.Client, job string, timeout time.
 // promMeter is the Meter backed by Prometheus and cAdvisor.
 type promMeter struct{ c *prom.Client }
 
+func (m promMeter) WaitSeen(ctx context.Context, containerID string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	expr := fmt.Sprintf(`count(container_cpu_usage_seconds_total{id=~".*%s.*"})`, containerID)
+	for {
+		v, ok, err := m.c.Scalar(ctx, expr, time.Time{})
+		if err == nil && ok && v > 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cAdvisor did not report container %.12s within %s", containerID, timeout)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
 func (m promMeter) Usage(ctx context.Context, service string, start, end time.Time) (containerUsage, error) {
 	return measureContainer(ctx, m.c, service, start, end)
 }

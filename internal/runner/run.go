@@ -198,6 +198,8 @@ func dryRun(ctx context.Context, opts Options, plan *scenario.Plan) int {
 // nullMeter measures nothing; a dry run has no Prometheus.
 type nullMeter struct{}
 
+func (nullMeter) WaitSeen(context.Context, string, time.Duration) error { return nil }
+
 func (nullMeter) Usage(context.Context, string, time.Time, time.Time) (containerUsage, error) {
 	return containerUsage{}, nil
 }
@@ -231,6 +233,9 @@ func (s *composeStack) Recreate(ctx context.Context, service string, env map[str
 }
 func (s *composeStack) WaitHealthy(ctx context.Context, service string, timeout time.Duration) error {
 	return s.c.WaitHealthy(ctx, service, timeout)
+}
+func (s *composeStack) ContainerID(ctx context.Context, service string) (string, error) {
+	return s.c.ContainerID(ctx, service)
 }
 func (s *composeStack) Remove(ctx context.Context, service string) error {
 	return s.c.Remove(ctx, service)

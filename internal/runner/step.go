@@ -20,6 +20,8 @@ type Stack interface {
 	// Recreate starts a fresh container of service with extra environment for the compose file.
 	Recreate(ctx context.Context, service string, env map[string]string) error
 	WaitHealthy(ctx context.Context, service string, timeout time.Duration) error
+	// ContainerID is the ID of service's current container.
+	ContainerID(ctx context.Context, service string) (string, error)
 	// Run runs a one-off container and returns its output and exit code.
 	Run(ctx context.Context, spec OneOff) (stdout, stderr []byte, exitCode int, err error)
 	Remove(ctx context.Context, service string) error
@@ -37,6 +39,9 @@ type OneOff struct {
 // Meter reads what cAdvisor saw of a service over a window.
 type Meter interface {
 	Usage(ctx context.Context, service string, start, end time.Time) (containerUsage, error)
+	// WaitSeen waits until the container's CPU series is in Prometheus, so the measured window
+	// is covered from its first second.
+	WaitSeen(ctx context.Context, containerID string, timeout time.Duration) error
 }
 
 // stepRunner runs one planned run: fresh server, warm-up, measurement, usage, teardown.
@@ -55,6 +60,10 @@ type stepRunner struct {
 // serverHealthTimeout bounds a server's start. The Python server imports grpcio, which is slow
 // on a capped core, so it is generous.
 const serverHealthTimeout = 90 * time.Second
+
+// containerSeenTimeout bounds the wait for cAdvisor to report a new container; it does so within
+// a couple of housekeeping intervals (1 s) plus a scrape (1 s) when healthy.
+const containerSeenTimeout = 20 * time.Second
 
 func (s *stepRunner) run(ctx context.Context, plan *scenario.Plan, r scenario.Run) results.Record {
 	rec := results.FromRun(plan, r)
@@ -96,6 +105,12 @@ func (s *stepRunner) run(ctx context.Context, plan *scenario.Plan, r scenario.Ru
 	}()
 	if err := s.stack.WaitHealthy(ctx, ep.Service, serverHealthTimeout); err != nil {
 		return fail(fmt.Errorf("%s did not become healthy: %w", ep.Service, err))
+	}
+
+	if id, err := s.stack.ContainerID(ctx, ep.Service); err != nil || id == "" {
+		s.log("warning: no container ID for %s (%v): its CPU may be missing from the first seconds", ep.Service, err)
+	} else if err := s.meter.WaitSeen(ctx, id, containerSeenTimeout); err != nil {
+		s.log("warning: %s: %v", r.ID, err)
 	}
 
 	clientEnv := clientEnvironment(r)
