@@ -32,7 +32,8 @@ func usageQueries(service string, window time.Duration) map[string]string {
 }
 
 // minWindow keeps increase() meaningful: with a 1 s scrape it needs a few samples in range.
-const minWindow = 2 * time.Second
+// Windows shorter than this (only the smoke scenario's) also count some warm-up CPU.
+const minWindow = 4 * time.Second
 
 // gomaxprocsQuery reads the GOMAXPROCS a Go server's runtime reported (client_golang exports
 // it) over the window; Prometheus labels each server's series with target = its service.
