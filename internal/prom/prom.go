@@ -131,3 +131,18 @@ func (c *Client) Ready(ctx context.Context) error {
 		}
 	}
 }
+
+// WaitUntil evaluates expr every interval until its single value satisfies done, or ctx ends.
+func (c *Client) WaitUntil(ctx context.Context, expr string, interval time.Duration, done func(float64) bool) error {
+	for {
+		v, ok, err := c.Scalar(ctx, expr, time.Time{})
+		if err == nil && ok && done(v) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+}

@@ -182,17 +182,10 @@ func waitScraped(ctx context.Context, pc *prom.Client, job string, timeout time.
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	expr := fmt.Sprintf(`max(up{job=%q})`, job)
-	for {
-		v, ok, err := pc.Scalar(ctx, expr, time.Time{})
-		if err == nil && ok && v == 1 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("Prometheus could not scrape %s within %s", job, timeout)
-		case <-time.After(500 * time.Millisecond):
-		}
+	if err := pc.WaitUntil(ctx, expr, 500*time.Millisecond, func(v float64) bool { return v == 1 }); err != nil {
+		return fmt.Errorf("Prometheus could not scrape %s within %s", job, timeout)
 	}
+	return nil
 }
 
 // promMeter is the Meter backed by Prometheus and cAdvisor.
@@ -202,17 +195,10 @@ func (m promMeter) WaitSeen(ctx context.Context, containerID string, timeout tim
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	expr := fmt.Sprintf(`count(container_cpu_usage_seconds_total{id=~".*%s.*"})`, containerID)
-	for {
-		v, ok, err := m.c.Scalar(ctx, expr, time.Time{})
-		if err == nil && ok && v > 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("cAdvisor did not report container %.12s within %s", containerID, timeout)
-		case <-time.After(250 * time.Millisecond):
-		}
+	if err := m.c.WaitUntil(ctx, expr, 250*time.Millisecond, func(v float64) bool { return v > 0 }); err != nil {
+		return fmt.Errorf("cAdvisor did not report container %.12s within %s", containerID, timeout)
 	}
+	return nil
 }
 
 func (m promMeter) Usage(ctx context.Context, service string, start, end time.Time) (containerUsage, error) {
