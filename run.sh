@@ -37,7 +37,14 @@ TXT
 build_cli() {
   mkdir -p "$(dirname "$BIN")"
   if command -v go >/dev/null 2>&1; then
-    (cd "$ROOT" && go build -o "$BIN" ./cmd/protobench)
+    # The host CLI mostly drives containers; only its ZeroMQ driver needs libzmq (through cgo).
+    # Without libzmq's headers it is built without cgo and says so if zmq:// is asked of it.
+    local cgo=1
+    if ! pkg-config --exists libzmq 2>/dev/null; then
+      cgo=0
+      echo "protobench: no libzmq headers on this host (Debian: libzmq3-dev); building the CLI without its ZeroMQ driver (the protobench image has it)" >&2
+    fi
+    (cd "$ROOT" && CGO_ENABLED=$cgo go build -o "$BIN" ./cmd/protobench)
   elif docker image inspect "$GO_IMAGE" >/dev/null 2>&1 || docker pull "$GO_IMAGE" >/dev/null 2>&1; then
     echo "protobench: no Go on this host; building the CLI inside $GO_IMAGE" >&2
     docker run --rm -v "$ROOT:/src" -w /src -e GOFLAGS=-buildvcs=false "$GO_IMAGE" \

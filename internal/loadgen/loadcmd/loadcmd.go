@@ -12,7 +12,7 @@ import (
 	_ "github.com/protobench/protobench/internal/loadgen/driver/grpc"
 	_ "github.com/protobench/protobench/internal/loadgen/driver/http"
 	_ "github.com/protobench/protobench/internal/loadgen/driver/netrpc"
-	_ "github.com/protobench/protobench/internal/loadgen/driver/zmq"
+	// The ZeroMQ driver needs cgo and libzmq, so it is linked in by zmq_cgo.go.
 )
 
 // Command runs `protobench load` with args (without the subcommand name) and returns the exit
