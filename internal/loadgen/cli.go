@@ -96,7 +96,7 @@ func NewFlagSet(stderr io.Writer) (*flag.FlagSet, *Flags) {
 	fs := flag.NewFlagSet("protobench load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.Target, "target", "", "target URL: grpc://host:port, http://host:port, netrpc://host:port or zmq://host:port (the ROUTER)")
-	fs.StringVar(&f.Method, "method", "", "contract method: Echo, GetUser, Multiply, Divide, EchoStream (gRPC), Publish (zmq sub); default GetUser")
+	fs.StringVar(&f.Method, "method", "", "contract method: Echo, GetUser, Multiply, Divide, EchoStream (gRPC), Publish (zmq sub); default GetUser. A mix spreads the connections by weight: Echo:50,GetUser:30,Multiply:20")
 	fs.IntVar(&f.Connections, "connections", 4, "connections to open (HTTP/1.1: one TCP connection per connection × concurrency slot)")
 	fs.IntVar(&f.Concurrency, "concurrency", 16, "requests in flight per connection in the closed model (gRPC: streams or calls per connection)")
 	fs.Float64Var(&f.Rate, "rate", 0, "open model: constant total rate in requests per second (0 = closed model)")
@@ -290,7 +290,15 @@ func (f *Flags) Config() (*Config, error) {
 			return nil, fmt.Errorf("--metrics-listen %q: want host:port or :port: %v", f.MetricsListen, err)
 		}
 	}
-	if err := d.Check(cfg); err != nil {
+	if cfg.Mix, err = ParseMix(cfg.Method); err != nil {
+		return nil, err
+	}
+	if len(cfg.Mix) > 0 {
+		if _, err := apportionMix(cfg.Mix, cfg.Connections); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkDriver(d, cfg); err != nil {
 		return nil, err
 	}
 	return cfg, nil

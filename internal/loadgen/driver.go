@@ -78,9 +78,13 @@ type Multiplexer interface {
 
 // Config is a validated run configuration.
 type Config struct {
-	Target      Target
-	TargetName  string
-	Method      string
+	Target     Target
+	TargetName string
+	Method     string
+	// Mix, when set, spreads the connections over several methods by weight (--method
+	// Echo:50,GetUser:50); Method then holds the mix's canonical string, and each connection is
+	// dialled with a copy of the configuration naming its one method.
+	Mix         []MethodWeight
 	Pattern     string // protocol variant (ZeroMQ: dealer, req, push, sub)
 	Connections int
 	Concurrency int // slots per connection: in-flight requests in the closed model

@@ -55,11 +55,12 @@ func (e *UsageError) Unwrap() error { return e.Err }
 var ErrInterrupted = errors.New("interrupted")
 
 type engine struct {
-	cfg    *Config
-	driver Driver
-	opts   RunOptions
-	clock  Clock
-	sched  *Schedule
+	cfg      *Config
+	connCfgs []*Config // per connection: cfg, or a copy naming the connection's method of a mix
+	driver   Driver
+	opts     RunOptions
+	clock    Clock
+	sched    *Schedule
 
 	runCtx context.Context
 	cancel context.CancelFunc
@@ -81,6 +82,7 @@ type engine struct {
 // slot is what a worker or pipeline goroutine drives.
 type slot struct {
 	conn Conn
+	cfg  *Config // the connection's own configuration: its method, when the run is a mix
 }
 
 // Run performs one load run. It returns a result whenever the configuration was valid: with the
@@ -92,7 +94,7 @@ func Run(ctx context.Context, cfg *Config, opts RunOptions) (*Result, error) {
 	if !ok {
 		return nil, &UsageError{fmt.Errorf("--target %q: no driver for scheme %q (have %v)", cfg.Target.URL, cfg.Target.Scheme, Schemes())}
 	}
-	if err := d.Check(cfg); err != nil {
+	if err := checkDriver(d, cfg); err != nil {
 		return nil, &UsageError{err}
 	}
 	if opts.Clock == nil {
@@ -102,6 +104,17 @@ func Run(ctx context.Context, cfg *Config, opts RunOptions) (*Result, error) {
 		opts.DrainTimeout = max(DefaultDrainTimeout, cfg.RequestTimeout)
 	}
 	e := &engine{cfg: cfg, driver: d, opts: opts, clock: opts.Clock, aborted: make(chan struct{})}
+	e.connCfgs = make([]*Config, cfg.Connections)
+	methods, err := apportionMix(cfg.Mix, cfg.Connections)
+	if err != nil {
+		return nil, &UsageError{err}
+	}
+	for i := range e.connCfgs {
+		e.connCfgs[i] = cfg
+		if methods != nil {
+			e.connCfgs[i] = cfg.withMethod(methods[i])
+		}
+	}
 	return e.run(ctx)
 }
 
@@ -134,7 +147,7 @@ func (e *engine) run(parent context.Context) (*Result, error) {
 		workersTotal = cfg.MaxInflight
 	}
 	var jobs []job
-	if mx, ok := e.driver.(Multiplexer); ok && mx.Multiplexes(cfg) {
+	if e.multiplexes() {
 		loops := min(runtime.GOMAXPROCS(0), len(conns))
 		groups := make([][]Conn, loops)
 		for i, c := range conns {
@@ -153,12 +166,12 @@ func (e *engine) run(parent context.Context) (*Result, error) {
 					depth++
 				}
 				if depth > 0 {
-					jobs = append(jobs, job{slot: slot{conn: c}, depth: depth})
+					jobs = append(jobs, job{slot: slot{conn: c, cfg: e.connCfgs[i]}, depth: depth})
 				}
 			}
 		}
 		for w := 0; w < workersTotal; w++ {
-			c := conns[w%len(conns)]
+			c, ccfg := conns[w%len(conns)], e.connCfgs[w%len(conns)]
 			if _, ok := c.(Pipeliner); ok {
 				continue
 			}
@@ -174,7 +187,7 @@ func (e *engine) run(parent context.Context) (*Result, error) {
 				}
 				return e.failedResult(err), err
 			}
-			jobs = append(jobs, job{slot: slot{conn: c}, worker: wk})
+			jobs = append(jobs, job{slot: slot{conn: c, cfg: ccfg}, worker: wk})
 		}
 		setupCancel()
 	}
@@ -255,6 +268,24 @@ wait:
 	return e.result(col)
 }
 
+// multiplexes reports whether the driver serves this run from event loops: for a mix, only if
+// it would serve every method of it that way.
+func (e *engine) multiplexes() bool {
+	mx, ok := e.driver.(Multiplexer)
+	if !ok {
+		return false
+	}
+	if len(e.cfg.Mix) == 0 {
+		return mx.Multiplexes(e.cfg)
+	}
+	for _, m := range e.cfg.Mix {
+		if !mx.Multiplexes(e.cfg.withMethod(m.Method)) {
+			return false
+		}
+	}
+	return true
+}
+
 // dialAll opens every connection concurrently within the connect timeout.
 func (e *engine) dialAll(parent context.Context) ([]Conn, error) {
 	cfg := e.cfg
@@ -269,7 +300,7 @@ func (e *engine) dialAll(parent context.Context) ([]Conn, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			conns[i], errs[i] = e.driver.Dial(ctx, cfg, wire)
+			conns[i], errs[i] = e.driver.Dial(ctx, e.connCfgs[i], wire)
 		}()
 	}
 	wg.Wait()
@@ -439,7 +470,7 @@ func (e *engine) runPipeline(s slot, depth int, rec *recorder) {
 		// The connection is gone: try one new one within the connect timeout.
 		ctx, cancel := context.WithTimeout(e.runCtx, e.cfg.ConnectTimeout)
 		wire := &WireBytes{}
-		nc, derr := e.driver.Dial(ctx, e.cfg, wire)
+		nc, derr := e.driver.Dial(ctx, s.cfg, wire)
 		cancel()
 		if derr != nil {
 			if e.runCtx.Err() == nil {

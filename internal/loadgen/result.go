@@ -18,8 +18,10 @@ import (
 type Result struct {
 	results.Record
 
-	TargetURL string            `json:"target_url"`
-	Pattern   string            `json:"pattern,omitempty"`
+	TargetURL string `json:"target_url"`
+	Pattern   string `json:"pattern,omitempty"`
+	// MethodMix is how a mix's connections were split among its methods.
+	MethodMix []MethodWeight    `json:"method_mix,omitempty"`
 	Labels    map[string]string `json:"labels,omitempty"`
 	WarmupS   float64           `json:"warmup_s"`
 	Schedule  string            `json:"schedule,omitempty"` // the open model's pacer
@@ -81,6 +83,7 @@ func (e *engine) baseResult() *Result {
 		},
 		TargetURL:        cfg.Target.URL,
 		Pattern:          cfg.Pattern,
+		MethodMix:        cfg.Mix,
 		Labels:           cfg.Labels,
 		WarmupS:          cfg.Warmup.Seconds(),
 		ErrorsByCode:     map[string]int64{},
