@@ -207,17 +207,22 @@ func (c *Client) Down(ctx context.Context) error {
 	return err
 }
 
-// Run runs a one-off container of service with args (after the image's entrypoint), without a
+// Run runs a one-off container of service with args (after entrypoint, or the service's own when
+// empty), without a
 // TTY, without starting dependencies, removed afterwards, and returns its output and exit status.
 // name, if set, is the container's fixed name (Prometheus scrapes the load generator as
 // protobench-loadgen); a leftover container of that name from a crashed run is removed first. err
 // is set only when compose itself could not run (then exitCode is -1); a tool that fails returns
 // its own exit status and output with a nil error.
-func (c *Client) Run(ctx context.Context, service, name string, env map[string]string, args []string) (stdout, stderr []byte, exitCode int, err error) {
+func (c *Client) Run(ctx context.Context, service, name, entrypoint string, env map[string]string, args []string) (stdout, stderr []byte, exitCode int, err error) {
 	argv := []string{"run", "--rm", "-T", "--no-deps"}
 	if name != "" {
 		c.removeContainer(ctx, name)
 		argv = append(argv, "--name", name)
+	}
+	// Two tools can share one image and service (wrk2 and wrk); the entrypoint picks the program.
+	if entrypoint != "" {
+		argv = append(argv, "--entrypoint", entrypoint)
 	}
 	argv = append(argv, service)
 	argv = append(argv, args...)

@@ -52,7 +52,7 @@ func TestDryRunPrintsExactCommands(t *testing.T) {
 					return c.Recreate(ctx, "grpc", map[string]string{"PROTOBENCH_SERVER_CPUS": "1"})
 				}, []string{"+ " + env + "PROTOBENCH_SERVER_CPUS=1 " + base + " up -d --no-deps --force-recreate --renew-anon-volumes grpc"}},
 				{"run", func() error {
-					_, _, code, err := c.Run(ctx, "ghz", "protobench-ghz", nil, []string{"--call", "a b"})
+					_, _, code, err := c.Run(ctx, "ghz", "protobench-ghz", "", nil, []string{"--call", "a b"})
 					if code != 0 {
 						t.Errorf("dry-run exit code %d", code)
 					}
@@ -60,6 +60,13 @@ func TestDryRunPrintsExactCommands(t *testing.T) {
 				}, []string{
 					"+ docker rm -f protobench-ghz",
 					"+ " + env + base + " run --rm -T --no-deps --name protobench-ghz ghz --call 'a b'",
+				}},
+				{"run with entrypoint", func() error {
+					_, _, _, err := c.Run(ctx, "wrk", "protobench-wrk", "wrk2", nil, []string{"-R", "100"})
+					return err
+				}, []string{
+					"+ docker rm -f protobench-wrk",
+					"+ " + env + base + " run --rm -T --no-deps --name protobench-wrk --entrypoint wrk2 wrk -R 100",
 				}},
 				{"remove", func() error { return c.Remove(ctx, "grpc") }, []string{"+ " + env + base + " rm --force --stop grpc"}},
 				{"down", func() error { return c.Down(ctx) }, []string{"+ " + env + base + " down --remove-orphans --timeout 10"}},

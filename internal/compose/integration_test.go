@@ -132,7 +132,7 @@ func stackTest(ctx context.Context, t *testing.T, root string, command []string,
 
 	// A one-off run returns the program's own exit status and output: --probe in a container
 	// where no server listens must fail.
-	stdout, stderr, code, err := c.Run(ctx, "grpc", project+"-probe", serverEnv, []string{"--probe"})
+	stdout, stderr, code, err := c.Run(ctx, "grpc", project+"-probe", "", serverEnv, []string{"--probe"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,6 +144,12 @@ func stackTest(ctx context.Context, t *testing.T, root string, command []string,
 	}
 	if out, _ := exec.Command("docker", "ps", "-a", "-q", "--filter", "name="+project+"-probe").Output(); len(bytes.TrimSpace(out)) != 0 {
 		t.Errorf("one-off container left behind: %s", out)
+	}
+
+	// Another program of the same image, as wrk2 shares the wrk service.
+	stdout, stderr, code, err = c.Run(ctx, "grpc", project+"-entry", "echo", serverEnv, []string{"entrypoint", "replaced"})
+	if err != nil || code != 0 || strings.TrimSpace(string(stdout)) != "entrypoint replaced" {
+		t.Errorf("run with entrypoint echo: code %d err %v stdout %q stderr %q", code, err, stdout, stderr)
 	}
 
 	// cAdvisor's CPU series for the server, through Prometheus, matched by the compose label.

@@ -125,7 +125,8 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 
 	sr := &stepRunner{
 		stack: env.orchestrator, meter: promMeter{pc}, scenario: sc.Name, runID: info.RunID,
-		resultDir: dir, rawMount: "/raw", promURL: "http://prometheus:9090", settle: 2500 * time.Millisecond,
+		missingTools: missingTools(env.images),
+		resultDir:    dir, rawMount: "/raw", promURL: "http://prometheus:9090", settle: 2500 * time.Millisecond,
 		log: func(format string, args ...any) { fmt.Fprintf(opts.Stderr, "protobench: "+format+"\n", args...) },
 	}
 	prog := &progress{w: opts.Stdout, start: time.Now(), total: len(plan.Runs), estimate: plan.TotalDuration}
@@ -203,4 +204,19 @@ func (m promMeter) WaitSeen(ctx context.Context, containerID string, timeout tim
 
 func (m promMeter) Usage(ctx context.Context, service string, start, end time.Time) (containerUsage, error) {
 	return measureContainer(ctx, m.c, service, start, end)
+}
+
+// missingTools says, per tool, why its program is not in this machine's images: the runs that
+// need it then fail at once with that reason, and the rest of the scenario goes on.
+func missingTools(set images.Set) map[string]string {
+	out := map[string]string{}
+	for tool, name := range map[string]string{"ghz": images.Ghz, "k6": images.K6, "wrk": images.Wrk, "wrk2": images.Wrk, "protobench": images.Loadgen} {
+		if img, ok := set[name]; ok && !set.Available(name) {
+			out[tool] = fmt.Sprintf("its image %s is unavailable: %s", name, img.Note)
+		}
+	}
+	if img, ok := set[images.Wrk]; ok && set.Available(images.Wrk) && img.Variant != "wrk2" {
+		out["wrk2"] = "this machine's wrk image has no wrk2 (" + img.Note + ")"
+	}
+	return out
 }

@@ -241,5 +241,5 @@ func (s *composeStack) Remove(ctx context.Context, service string) error {
 	return s.c.Remove(ctx, service)
 }
 func (s *composeStack) Run(ctx context.Context, o OneOff) ([]byte, []byte, int, error) {
-	return s.c.Run(ctx, o.Service, o.Name, s.with(o.Env), o.Args)
+	return s.c.Run(ctx, o.Service, o.Name, o.Entrypoint, s.with(o.Env), o.Args)
 }

@@ -2,15 +2,19 @@ package runner
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/protobench/protobench/internal/images"
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/scenario"
+	_ "github.com/protobench/protobench/internal/tool/wrk" // the adapter a run looks up
 )
 
 func TestParseRunFlags(t *testing.T) {
@@ -152,5 +156,52 @@ func TestMergeMeasuredKeepsRunnerFlags(t *testing.T) {
 	}
 	if !reflect.DeepEqual(rec.Flags, []string{results.FlagThrottled, results.FlagRateNotMet}) {
 		t.Fatalf("flags = %v", rec.Flags)
+	}
+}
+
+func TestMissingToolFailsItsRunsOnly(t *testing.T) {
+	set := images.Set{
+		images.Wrk: {Name: images.Wrk, Ref: "protobench/wrk:abc", Source: images.Built, Variant: "wrk",
+			Note: "Debian wrk 4.1 stands in for wrk2"},
+		images.Ghz: {Name: images.Ghz, Source: images.Unavailable, Note: "go install failed"},
+		images.K6:  {Name: images.K6, Ref: "protobench/k6:abc", Source: images.Built},
+	}
+	missing := missingTools(set)
+	if !strings.Contains(missing["wrk2"], "no wrk2") || !strings.Contains(missing["ghz"], "go install failed") {
+		t.Errorf("missing = %v", missing)
+	}
+	for _, ok := range []string{"wrk", "k6"} {
+		if why, gone := missing[ok]; gone {
+			t.Errorf("%s reported missing: %s", ok, why)
+		}
+	}
+	set[images.Wrk] = images.Image{Name: images.Wrk, Ref: "protobench/wrk:def", Source: images.Built, Variant: "wrk2"}
+	if why, gone := missingTools(set)["wrk2"]; gone {
+		t.Errorf("wrk2 image reported missing: %s", why)
+	}
+
+	// The run fails before any container starts (the stack is nil: touching it would panic).
+	sc, err := scenario.Parse("wrk2.yaml", []byte(`name: wrk2-check
+description: an open-model wrk2 step
+defaults: {warmup: 1s, duration: 2s, repeats: 1, cooldown: 0s}
+steps:
+  - name: paced
+    targets: [rest]
+    tools: [wrk2]
+    method: GetUser
+    model: open
+    rate: 100
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := sc.Plan(scenario.PlanOptions{Cores: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := &stepRunner{scenario: sc.Name, missingTools: missing, log: func(string, ...any) {}}
+	rec := sr.run(context.Background(), plan, plan.Runs[0])
+	if !strings.Contains(rec.Error, "wrk2 cannot run here") || !slices.Contains(rec.Flags, results.FlagFailed) {
+		t.Errorf("record error %q flags %v", rec.Error, rec.Flags)
 	}
 }

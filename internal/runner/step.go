@@ -55,6 +55,8 @@ type stepRunner struct {
 	promURL   string // Prometheus as tool containers see it, for tools that push metrics
 	settle    time.Duration
 	log       func(format string, args ...any)
+	// missingTools maps a tool to why it cannot run on this machine.
+	missingTools map[string]string
 }
 
 // serverHealthTimeout bounds a server's start. The Python server imports grpcio, which is slow
@@ -90,6 +92,9 @@ func (s *stepRunner) run(ctx context.Context, plan *scenario.Plan, r scenario.Ru
 	}
 	if err := adapter.Check(inv); err != nil {
 		return fail(fmt.Errorf("%s cannot run this step: %w", r.Tool, err))
+	}
+	if why, missing := s.missingTools[r.Tool]; missing {
+		return fail(fmt.Errorf("%s cannot run here: %s", r.Tool, why))
 	}
 
 	serverEnv := serverEnvironment(r)
@@ -146,14 +151,14 @@ func (s *stepRunner) run(ctx context.Context, plan *scenario.Plan, r scenario.Ru
 	if perr != nil {
 		msg := fmt.Sprintf("parse %s output: %v", r.Tool, perr)
 		if code != 0 {
-			msg = fmt.Sprintf("%s exited with %d (%s); %s", r.Tool, code, lastLine(stderr), msg)
+			msg = fmt.Sprintf("%s exited with %d (%s); %s", r.Tool, code, stderrLine(stderr), msg)
 		}
 		return fail(fmt.Errorf("%s", msg))
 	}
 	mergeMeasured(&rec, parsed)
 	if code != 0 && rec.Error == "" {
 		// Partial results are still results: keep them, and say the tool did not end cleanly.
-		rec.Error = fmt.Sprintf("%s exited with %d: %s", r.Tool, code, lastLine(stderr))
+		rec.Error = fmt.Sprintf("%s exited with %d: %s", r.Tool, code, stderrLine(stderr))
 	}
 
 	windowStart, windowEnd := measuredWindow(parsed, started, ended)
@@ -349,9 +354,10 @@ func (s *stepRunner) collectFiles(prefix string) (map[string][]byte, []string) {
 	return files, names
 }
 
-func lastLine(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	l := strings.TrimSpace(lines[len(lines)-1])
+// stderrLine is what a tool said last, for a record's Error: one trimmed line, capped so that a
+// tool dumping a long line cannot swamp the message, and never empty.
+func stderrLine(stderr []byte) string {
+	l := strings.TrimSpace(tool.LastLine(stderr))
 	if len(l) > 200 {
 		l = l[:200] + "…"
 	}

@@ -49,6 +49,7 @@ func TestParseErrors(t *testing.T) {
 			11, "steps[0].tools[1]", "wrk is closed-loop only and cannot take a rate"},
 		{"rate in matrix for wrk", "name: t\ndescription: d\nsteps:\n  - name: s\n    targets: [rest]\n    method: GetUser\n    model: open\n    tools: [wrk]\n    matrix:\n      rate: [100, 200]\n",
 			8, "steps[0].tools[0]", "closed-loop only"},
+		{"wrk2 closed", "name: t\ndescription: d\nsteps:\n  - name: s\n    targets: [rest]\n    method: GetUser\n    tools: [wrk2]\n", 7, "steps[0].tools[0]", "wrk2 needs a rate (model open)"},
 		{"ghz on rest", "name: t\ndescription: d\nsteps:\n  - name: s\n    targets: [rest]\n    method: GetUser\n    tools: [ghz]\n", 7, "steps[0].tools[0]", "ghz cannot drive rest: ghz speaks gRPC only"},
 		{"wrk on grpc", withStep("    tools: [wrk]"), 7, "steps[0].tools[0]", "wrk cannot drive grpc"},
 		{"rate in closed model", withStep("    rate: 100"), 7, "steps[0].rate", "model: open only"},

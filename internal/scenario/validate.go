@@ -248,7 +248,9 @@ func validateStep(d *decoder, sc *Scenario, st *Step, field string) {
 		case !speaks:
 			d.add(tl, tf, "%s cannot drive %s: %s", tool, strings.Join(v.Targets, ", "), info.why)
 		case hasRate && !info.open:
-			d.add(tl, tf, "%s is closed-loop only and cannot take a rate: %s; use protobench, ghz or k6 for model open", tool, info.why)
+			d.add(tl, tf, "%s is closed-loop only and cannot take a rate: %s; use protobench, ghz, wrk2 or k6 for model open", tool, info.why)
+		case !hasRate && !info.closed:
+			d.add(tl, tf, "%s needs a rate (model open): %s; use wrk, protobench, ghz or k6 for the closed model", tool, info.why)
 		case len(st.Mix) > 0 && !info.mix:
 			d.add(tl, tf, "%s cannot run a mix of methods; only protobench can", tool)
 		}
