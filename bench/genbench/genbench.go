@@ -99,7 +99,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.serverCore, "server-core", 0, "CPU the server is pinned to")
 	fs.IntVar(&o.clientCore, "client-core", 1, "CPU every generator is pinned to")
 	protocols := fs.String("protocols", "grpc,http,netrpc,zmq", "protocols to run: grpc, http, netrpc, zmq")
-	tools := fs.String("tools", "protobench,ghz,wrk,k6", "generators to run (protobench always runs)")
+	tools := fs.String("tools", "protobench,protobench-lib,ghz,wrk,k6", "generators to run (protobench always runs; protobench-lib is protobench on the protocols' own client libraries: grpc-go, net/rpc, libzmq)")
 	fs.StringVar(&o.protobench, "protobench", "", "protobench binary with the load subcommand (default: this executable)")
 	fs.StringVar(&o.repo, "repo", "", "protobench checkout holding servers/ (default: found from the working directory)")
 	fs.StringVar(&o.outDir, "out", "", "keep every generator's raw output in this directory (default: a temporary one, removed)")
@@ -141,10 +141,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	for _, t := range strings.Split(*tools, ",") {
 		switch t {
 		case "protobench":
-		case "ghz", "wrk", "k6":
+		case "protobench-lib", "ghz", "wrk", "k6":
 			o.tools = append(o.tools, t)
 		default:
-			return o, fmt.Errorf("--tools: %q is not one of protobench, ghz, wrk, k6", t)
+			return o, fmt.Errorf("--tools: %q is not one of protobench, protobench-lib, ghz, wrk, k6", t)
 		}
 	}
 	return o, nil
@@ -155,16 +155,20 @@ type protocolSpec struct {
 	server string // folder under servers/
 	scheme string // protobench --target scheme
 	extra  func(ports []int) []string
-	tools  []string // external generators that speak it
+	tools  []string // other generators that speak it
+	// libClient selects protobench's client built on the protocol's own library instead of
+	// its event-loop client (the protobench-lib row); empty when there is no such choice.
+	libClient []string
 }
 
 var protocolSpecs = map[string]protocolSpec{
-	"grpc":   {server: "grpc", scheme: "grpc", tools: []string{"ghz", "k6"}},
+	"grpc":   {server: "grpc", scheme: "grpc", tools: []string{"protobench-lib", "ghz", "k6"}, libClient: []string{"--grpc-client", "grpc-go"}},
 	"http":   {server: "rest", scheme: "http", tools: []string{"wrk", "k6"}},
-	"netrpc": {server: "netrpc", scheme: "netrpc"},
-	"zmq": {server: "zeromq", scheme: "zmq", extra: func(p []int) []string {
-		return []string{"--pull-listen", "127.0.0.1:" + strconv.Itoa(p[2]), "--pub-listen", "127.0.0.1:" + strconv.Itoa(p[3])}
-	}},
+	"netrpc": {server: "netrpc", scheme: "netrpc", tools: []string{"protobench-lib"}, libClient: []string{"--netrpc-client", "net/rpc"}},
+	"zmq": {server: "zeromq", scheme: "zmq", tools: []string{"protobench-lib"}, libClient: []string{"--zmq-client", "libzmq"},
+		extra: func(p []int) []string {
+			return []string{"--pull-listen", "127.0.0.1:" + strconv.Itoa(p[2]), "--pub-listen", "127.0.0.1:" + strconv.Itoa(p[3])}
+		}},
 }
 
 // measurement is one generator's measured run.
@@ -289,6 +293,10 @@ func (b *bench) locateTools() error {
 		gobin = filepath.Join(strings.Split(v, ":")[0], "bin")
 	}
 	for _, t := range b.o.tools[1:] {
+		if t == "protobench-lib" {
+			b.tools[t] = self
+			continue
+		}
 		path, err := exec.LookPath(t)
 		if err != nil {
 			if p := filepath.Join(gobin, t); isExecutable(p) {
@@ -564,6 +572,9 @@ func (b *bench) runTool(ctx context.Context, protocol, tool string, srv *server,
 	switch tool {
 	case "protobench":
 		args, parse = b.protobenchArgs(protocol, srv, d, base)
+	case "protobench-lib":
+		args, parse = b.protobenchArgs(protocol, srv, d, base)
+		args = append(args, protocolSpecs[protocol].libClient...)
 	case "ghz":
 		args, parse = b.ghzArgs(srv, d)
 	case "wrk":
@@ -826,7 +837,11 @@ func (b *bench) report(ms []measurement) {
 	tw = tabwriter.NewWriter(b.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "check\tmeasured\ttarget\tresult")
 	ratio := func(name, protocol, other string, target float64) {
-		a, okA := get[protocol+"/protobench"]
+		ours := "protobench"
+		if n, _, ok := strings.Cut(name, " / "); ok {
+			ours = n
+		}
+		a, okA := get[protocol+"/"+ours]
 		o, okO := get[protocol+"/"+other]
 		if !okA || !okO || a.err != nil || o.err != nil || o.rps == 0 {
 			return
@@ -835,8 +850,10 @@ func (b *bench) report(ms []measurement) {
 		fmt.Fprintf(tw, "%s\t%.2f×\t≥ %.1f×\t%s\n", name, r, target, verdict(r >= target))
 	}
 	ratio("protobench / ghz, gRPC GetUser", "grpc", "ghz", TargetVsGHZ)
+	ratio("protobench-lib / ghz, gRPC GetUser", "grpc", "ghz", TargetVsGHZ)
 	ratio("protobench / wrk, HTTP GET GetUser", "http", "wrk", TargetVsWrk)
 	ratio("protobench / k6, gRPC GetUser", "grpc", "k6", TargetVsK6)
+	ratio("protobench-lib / k6, gRPC GetUser", "grpc", "k6", TargetVsK6)
 	ratio("protobench / k6, HTTP GET GetUser", "http", "k6", TargetVsK6)
 	var protocols []string
 	for _, m := range ms {
