@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,7 +94,7 @@ func (Adapter) Check(inv tool.Invocation) error {
 	switch {
 	case inv.Scheme != "grpc":
 		return fmt.Errorf("ghz speaks gRPC only; target %q uses %q (use the protobench generator, wrk or k6)", inv.Target, inv.Scheme)
-	case !contains(unary, inv.Method):
+	case !slices.Contains(unary, inv.Method):
 		return fmt.Errorf("ghz: method %q not supported; want one of %s", inv.Method, strings.Join(unary, ", "))
 	case inv.Pattern != "":
 		return fmt.Errorf("ghz: pattern %q not supported (gRPC has no patterns)", inv.Pattern)
@@ -215,19 +216,13 @@ func nsToMs(ns int64) float64 { return float64(ns) / 1e6 }
 
 // Parse reads ghz's JSON report from stdout.
 func (a Adapter) Parse(inv tool.Invocation, raw tool.Raw) (results.Record, error) {
-	rec := results.Record{
-		Target: inv.Target, Tool: a.Name(), Method: inv.Method, Model: inv.Model,
-		Connections: inv.Connections, Concurrency: inv.Concurrency, PayloadBytes: inv.PayloadBytes,
-	}
-	if inv.Model == "open" {
-		rec.Rate = inv.RatePerSec
-	}
+	rec := tool.NewRecord(a.Name(), inv)
 	var r report
 	if err := json.Unmarshal(raw.Stdout, &r); err != nil {
-		return rec, fmt.Errorf("ghz: stdout is not ghz's JSON report (%v)%s", err, stderrTail(raw))
+		return rec, fmt.Errorf("ghz: stdout is not ghz's JSON report (%v)%s", err, raw.StderrTail("ghz"))
 	}
 	if r.Count == nil {
-		return rec, fmt.Errorf("ghz: JSON report has no count field%s", stderrTail(raw))
+		return rec, fmt.Errorf("ghz: JSON report has no count field%s", raw.StderrTail("ghz"))
 	}
 	if *r.Count < 0 || r.Total < 0 || r.Average < 0 || r.Slowest < 0 || math.IsNaN(r.RPS) || math.IsInf(r.RPS, 0) || r.RPS < 0 {
 		return rec, errors.New("ghz: JSON report has negative or non-finite totals")
@@ -301,25 +296,4 @@ func mostCommon(dist map[string]int) string {
 		}
 	}
 	return best
-}
-
-// stderrTail is the end of ghz's stderr, for error messages.
-func stderrTail(raw tool.Raw) string {
-	s := strings.TrimSpace(string(raw.Stderr))
-	if s == "" {
-		return ""
-	}
-	if len(s) > 500 {
-		s = "…" + s[len(s)-500:]
-	}
-	return "; ghz stderr: " + s
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

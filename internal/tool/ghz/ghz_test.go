@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/protobench/protobench/internal/contract"
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/tool"
+	"github.com/protobench/protobench/internal/tool/tooltest"
 )
 
 func base() tool.Invocation {
@@ -22,32 +22,14 @@ func base() tool.Invocation {
 	}
 }
 
-func with(f func(*tool.Invocation)) tool.Invocation {
-	inv := base()
-	f(&inv)
-	return inv
-}
+func with(f func(*tool.Invocation)) tool.Invocation { return tooltest.With(base(), f) }
 
-func TestRegistered(t *testing.T) {
-	a, ok := tool.Lookup("ghz")
-	if !ok {
-		t.Fatal("ghz not registered")
-	}
-	if a.Service() != "ghz" || a.OwnWarmup() {
-		t.Errorf("Service %q OwnWarmup %v", a.Service(), a.OwnWarmup())
-	}
-}
+func TestRegistered(t *testing.T) { tooltest.Registered(t, "ghz", "ghz", false) }
 
 func TestArgs(t *testing.T) {
 	common := []string{"--insecure", "--import-paths", ProtoDir, "--proto", ProtoFile}
 	tail := []string{"--count-errors", "--duration-stop", "ignore", "-O", "json", "grpc:50051"}
-	join := func(parts ...[]string) []string {
-		var out []string
-		for _, p := range parts {
-			out = append(out, p...)
-		}
-		return out
-	}
+	join := tooltest.Join
 	cases := []struct {
 		name string
 		inv  tool.Invocation
@@ -77,13 +59,7 @@ func TestArgs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if err := (Adapter{}).Check(c.inv); err != nil {
-				t.Fatalf("Check: %v", err)
-			}
-			got := Adapter{}.Args(c.inv)
-			if !reflect.DeepEqual(got, c.want) {
-				t.Errorf("Args =\n%q\nwant\n%q", got, c.want)
-			}
+			tooltest.Args(t, Adapter{}, c.inv, c.want)
 		})
 	}
 }
@@ -157,13 +133,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := Adapter{}.Check(c.inv)
-			switch {
-			case c.wantErr == "" && err != nil:
-				t.Errorf("unexpected error %v", err)
-			case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
-				t.Errorf("error %v, want one mentioning %q", err, c.wantErr)
-			}
+			tooltest.WantErr(t, Adapter{}.Check(c.inv), c.wantErr)
 		})
 	}
 }
@@ -196,24 +166,7 @@ func TestParseGolden(t *testing.T) {
 			Error:     `all 49 calls failed; most often: rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp 127.0.0.1:1: connect: connection refused"`,
 		},
 	}
-	for _, c := range goldenCases {
-		t.Run(c.name, func(t *testing.T) {
-			w, ok := want[c.name]
-			if !ok {
-				t.Fatalf("no expectation for golden case %s", c.name)
-			}
-			inv := c.inv
-			w.Target, w.Tool, w.Method, w.Model = inv.Target, "ghz", inv.Method, inv.Model
-			w.Connections, w.Concurrency, w.PayloadBytes = inv.Connections, inv.Concurrency, inv.PayloadBytes
-			got, err := Adapter{}.Parse(inv, loadRaw(t, c.name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, w) {
-				t.Errorf("Parse =\n%+v\nwant\n%+v", got, w)
-			}
-		})
-	}
+	golden.CheckParse(t, goldenCases, tooltest.Expectations{Records: want})
 }
 
 func TestParseBadOutput(t *testing.T) {
@@ -231,9 +184,7 @@ func TestParseBadOutput(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Adapter{}.Parse(base(), c.raw)
-			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-				t.Errorf("error %v, want one mentioning %q", err, c.wantErr)
-			}
+			tooltest.WantErr(t, err, c.wantErr)
 		})
 	}
 }
@@ -264,7 +215,7 @@ func FuzzParse(f *testing.F) {
 	// The smaller golden reports only: mutating a megabyte of details per input would leave the
 	// fuzzer little time for anything else.
 	for _, name := range []string{"getuser-open", "echo-too-large-open", "unreachable-open"} {
-		f.Add(loadRaw(f, name).Stdout)
+		f.Add(golden.Load(f, name).Stdout)
 	}
 	f.Add([]byte(`{"count":3,"details":[{"latency":5},{"latency":-1,"error":"x"}],"options":{"count-errors":true}}`))
 	f.Fuzz(func(t *testing.T, stdout []byte) {

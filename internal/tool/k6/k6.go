@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -90,7 +91,7 @@ func (Adapter) Check(inv tool.Invocation) error {
 		return fmt.Errorf("k6: target %q speaks %q; the k6 scripts drive http (rest) and grpc (grpc, python-grpc)", inv.Target, inv.Scheme)
 	}
 	switch {
-	case !contains(unary, inv.Method):
+	case !slices.Contains(unary, inv.Method):
 		return fmt.Errorf("k6: method %q not supported; want one of %s", inv.Method, strings.Join(unary, ", "))
 	case inv.Pattern != "":
 		return fmt.Errorf("k6: pattern %q not supported", inv.Pattern)
@@ -174,17 +175,11 @@ type rate struct {
 // k6's iteration rate, and the duration count/rate (k6's test run time). Latency is the
 // http_req_duration or grpc_req_duration trend, which covers failed requests too.
 func (a Adapter) Parse(inv tool.Invocation, raw tool.Raw) (results.Record, error) {
-	rec := results.Record{
-		Target: inv.Target, Tool: a.Name(), Method: inv.Method, Model: inv.Model,
-		Connections: inv.Connections, Concurrency: inv.Concurrency, PayloadBytes: inv.PayloadBytes,
-	}
-	if inv.Model == "open" {
-		rec.Rate = inv.RatePerSec
-	}
+	rec := tool.NewRecord(a.Name(), inv)
 	name := SummaryFile(inv)
 	data, ok := raw.Files[name]
 	if !ok {
-		return rec, fmt.Errorf("k6: no summary export %s among its output files%s", name, said(raw))
+		return rec, fmt.Errorf("k6: no summary export %s among its output files%s", name, raw.StderrTail("k6"))
 	}
 	var s summary
 	if err := json.Unmarshal(data, &s); err != nil {
@@ -214,7 +209,7 @@ func (a Adapter) Parse(inv tool.Invocation, raw tool.Raw) (results.Record, error
 		return rec, fmt.Errorf("k6: %s: %d failed checks in %d iterations", name, rec.Errors, rec.Requests)
 	}
 	if rec.Requests == 0 {
-		rec.Error = "k6 completed no iteration" + said(raw)
+		rec.Error = "k6 completed no iteration" + raw.StderrTail("k6")
 		return rec, nil
 	}
 	if iterations.Rate == 0 {
@@ -255,25 +250,4 @@ func finite(vs ...float64) bool {
 		}
 	}
 	return true
-}
-
-// said quotes the end of k6's stderr (where it reports script errors).
-func said(raw tool.Raw) string {
-	s := strings.TrimSpace(string(raw.Stderr))
-	if s == "" {
-		return ""
-	}
-	if len(s) > 500 {
-		s = "…" + s[len(s)-500:]
-	}
-	return "; k6 stderr: " + s
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/protobench/protobench/internal/contract"
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/tool"
+	"github.com/protobench/protobench/internal/tool/tooltest"
 )
 
 func base() tool.Invocation {
@@ -22,33 +22,15 @@ func base() tool.Invocation {
 	}
 }
 
-func with(f func(*tool.Invocation)) tool.Invocation {
-	inv := base()
-	f(&inv)
-	return inv
-}
+func with(f func(*tool.Invocation)) tool.Invocation { return tooltest.With(base(), f) }
 
-func TestRegistered(t *testing.T) {
-	a, ok := tool.Lookup("k6")
-	if !ok {
-		t.Fatal("k6 not registered")
-	}
-	if a.Service() != "k6" || a.OwnWarmup() {
-		t.Errorf("Service %q OwnWarmup %v", a.Service(), a.OwnWarmup())
-	}
-}
+func TestRegistered(t *testing.T) { tooltest.Registered(t, "k6", "k6", false) }
 
 func TestArgs(t *testing.T) {
 	head := []string{"run", "--quiet", "--no-color", "--no-usage-report", "--address=",
 		"--summary-trend-stats", "avg,min,med,max,p(90),p(99),p(99.9)",
 		"--summary-export", "/raw/step1-r1-k6-summary.json"}
-	join := func(parts ...[]string) []string {
-		var out []string
-		for _, p := range parts {
-			out = append(out, p...)
-		}
-		return out
-	}
+	join := tooltest.Join
 	cases := []struct {
 		name string
 		inv  tool.Invocation
@@ -81,12 +63,7 @@ func TestArgs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if err := (Adapter{}).Check(c.inv); err != nil {
-				t.Fatalf("Check: %v", err)
-			}
-			if got := (Adapter{}).Args(c.inv); !reflect.DeepEqual(got, c.want) {
-				t.Errorf("Args =\n%q\nwant\n%q", got, c.want)
-			}
+			tooltest.Args(t, Adapter{}, c.inv, c.want)
 		})
 	}
 }
@@ -109,13 +86,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := Adapter{}.Check(c.inv)
-			switch {
-			case c.wantErr == "" && err != nil:
-				t.Errorf("unexpected error %v", err)
-			case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
-				t.Errorf("error %v, want one mentioning %q", err, c.wantErr)
-			}
+			tooltest.WantErr(t, Adapter{}.Check(c.inv), c.wantErr)
 		})
 	}
 }
@@ -156,29 +127,16 @@ func TestParseGolden(t *testing.T) {
 			Error: "all 935 requests failed the ok check",
 		},
 	}
-	for _, c := range goldenCases {
-		t.Run(c.name, func(t *testing.T) {
-			w, ok := want[c.name]
-			if !ok {
-				t.Fatalf("no expectation for golden case %s", c.name)
-			}
-			inv := c.invocation()
-			w.Target, w.Tool, w.Method, w.Model = inv.Target, "k6", inv.Method, inv.Model
-			w.Connections, w.Concurrency, w.PayloadBytes = inv.Connections, inv.Concurrency, inv.PayloadBytes
-			got, err := Adapter{}.Parse(inv, loadRaw(t, c.name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The duration is count/rate at run time; the expectation is folded at compile time
-			// with exact arithmetic, so the last bit may differ.
+	golden.CheckParse(t, goldenCases, tooltest.Expectations{
+		Records: want,
+		// The duration is count/rate at run time; the expectation is folded at compile time
+		// with exact arithmetic, so the last bit may differ.
+		Tolerate: func(got *results.Record, w results.Record) {
 			if diff := got.DurationS - w.DurationS; diff < 1e-12 && diff > -1e-12 {
 				got.DurationS = w.DurationS
 			}
-			if !reflect.DeepEqual(got, w) {
-				t.Errorf("Parse =\n%+v\nwant\n%+v", got, w)
-			}
-		})
-	}
+		},
+	})
 }
 
 func TestParseBadOutput(t *testing.T) {
@@ -202,9 +160,7 @@ func TestParseBadOutput(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Adapter{}.Parse(base(), c.raw)
-			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-				t.Errorf("error %v, want one mentioning %q", err, c.wantErr)
-			}
+			tooltest.WantErr(t, err, c.wantErr)
 		})
 	}
 }
@@ -253,7 +209,7 @@ func TestScriptsMatchContract(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	for _, c := range goldenCases {
-		f.Add(loadRaw(f, c.name).Files["k6-summary.json"])
+		f.Add(golden.Load(f, c.Name).Files["k6-summary.json"])
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		inv := base()

@@ -112,7 +112,7 @@ func (Adapter) Parse(inv tool.Invocation, raw tool.Raw) (results.Record, error) 
 	name := ResultFile(inv)
 	b, ok := raw.Files[name]
 	if !ok {
-		return results.Record{}, fmt.Errorf("protobench wrote no %s (its last words: %q)", name, lastLine(raw.Stderr))
+		return results.Record{}, fmt.Errorf("protobench wrote no %s (its last words: %q)", name, tool.LastLine(raw.Stderr))
 	}
 	res, err := Decode(bytes.NewReader(b))
 	if err != nil {
@@ -132,12 +132,4 @@ func Decode(r io.Reader) (*loadgen.Result, error) {
 		return nil, fmt.Errorf("not a protobench load result (tool %q)", res.Tool)
 	}
 	return &res, nil
-}
-
-func lastLine(b []byte) string {
-	b = bytes.TrimSpace(b)
-	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-		b = b[i+1:]
-	}
-	return string(b)
 }

@@ -194,13 +194,7 @@ type report struct {
 // add those (status ≥ 400) to socket errors (connect, read, write) and timeouts, which never
 // completed. Throughput is completed requests per second, as wrk's own Requests/sec.
 func (a Adapter) Parse(inv tool.Invocation, raw tool.Raw) (results.Record, error) {
-	rec := results.Record{
-		Target: inv.Target, Tool: a.Name(), Method: inv.Method, Model: inv.Model,
-		Connections: inv.Connections, Concurrency: inv.Concurrency, PayloadBytes: inv.PayloadBytes,
-	}
-	if inv.Model == "open" {
-		rec.Rate = inv.RatePerSec
-	}
+	rec := tool.NewRecord(a.Name(), inv)
 	var line string
 	for _, l := range strings.Split(string(raw.Stdout), "\n") {
 		if strings.HasPrefix(l, linePrefix) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"math"
 	"os"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/protobench/protobench/internal/contract"
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/tool"
+	"github.com/protobench/protobench/internal/tool/tooltest"
 )
 
 func base() tool.Invocation {
@@ -21,21 +21,11 @@ func base() tool.Invocation {
 	}
 }
 
-func with(f func(*tool.Invocation)) tool.Invocation {
-	inv := base()
-	f(&inv)
-	return inv
-}
+func with(f func(*tool.Invocation)) tool.Invocation { return tooltest.With(base(), f) }
 
 func TestRegistered(t *testing.T) {
 	for _, name := range []string{"wrk", "wrk2"} {
-		a, ok := tool.Lookup(name)
-		if !ok {
-			t.Fatalf("%s not registered", name)
-		}
-		if a.Service() != "wrk" || a.OwnWarmup() {
-			t.Errorf("%s: Service %q OwnWarmup %v", name, a.Service(), a.OwnWarmup())
-		}
+		tooltest.Registered(t, name, "wrk", false)
 	}
 }
 
@@ -70,12 +60,7 @@ func TestArgs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if err := c.adapter.Check(c.inv); err != nil {
-				t.Fatalf("Check: %v", err)
-			}
-			if got := c.adapter.Args(c.inv); !reflect.DeepEqual(got, c.want) {
-				t.Errorf("Args =\n%q\nwant\n%q", got, c.want)
-			}
+			tooltest.Args(t, c.adapter, c.inv, c.want)
 		})
 	}
 }
@@ -101,13 +86,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := c.adapter.Check(c.inv)
-			switch {
-			case c.wantErr == "" && err != nil:
-				t.Errorf("unexpected error %v", err)
-			case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
-				t.Errorf("error %v, want one mentioning %q", err, c.wantErr)
-			}
+			tooltest.WantErr(t, c.adapter.Check(c.inv), c.wantErr)
 		})
 	}
 }
@@ -133,33 +112,19 @@ func TestParseGolden(t *testing.T) {
 			LatencyMs: results.Latency{Mean: 0.137217, P50: 0.071, P90: 0.092, P99: 2.391, P999: 6.171, Max: 8.223},
 		},
 	}
-	for _, c := range goldenCases {
-		t.Run(c.name, func(t *testing.T) {
-			got, err := Adapter{}.Parse(c.inv, loadRaw(t, c.name))
-			w, ok := want[c.name]
-			if !ok {
-				// wrk exits at once when it cannot connect: no JSON line, and the error says why.
-				if err == nil || !strings.Contains(err.Error(), "unable to connect to 127.0.0.1:1") {
-					t.Fatalf("error %v, want wrk's own complaint", err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			inv := c.inv
-			w.Target, w.Tool, w.Method, w.Model = inv.Target, "wrk", inv.Method, inv.Model
-			w.Connections, w.Concurrency, w.PayloadBytes = inv.Connections, inv.Concurrency, inv.PayloadBytes
-			// Throughput is a division done at run time; the expectation is folded at compile
-			// time with exact arithmetic, so they may differ in the last bit.
+	golden.CheckParse(t, goldenCases, tooltest.Expectations{
+		Records: want,
+		// wrk exits at once when it cannot connect: no JSON line, and the error quotes wrk's own
+		// complaint.
+		Errors: map[string]string{"unreachable-closed": "unable to connect to 127.0.0.1:1"},
+		// Throughput is a division done at run time; the expectation is folded at compile
+		// time with exact arithmetic, so they may differ in the last bit.
+		Tolerate: func(got *results.Record, w results.Record) {
 			if math.Abs(got.ThroughputRPS-w.ThroughputRPS) <= 1e-9*w.ThroughputRPS {
 				got.ThroughputRPS = w.ThroughputRPS
 			}
-			if !reflect.DeepEqual(got, w) {
-				t.Errorf("Parse =\n%+v\nwant\n%+v", got, w)
-			}
-		})
-	}
+		},
+	})
 }
 
 func TestParseLines(t *testing.T) {
@@ -234,7 +199,7 @@ func TestScriptMatchesContract(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	for _, c := range goldenCases {
-		f.Add(loadRaw(f, c.name).Stdout)
+		f.Add(golden.Load(f, c.Name).Stdout)
 	}
 	f.Fuzz(func(t *testing.T, stdout []byte) {
 		rec, err := Adapter{}.Parse(base(), tool.Raw{Stdout: stdout})

@@ -1,0 +1,258 @@
+package tooltest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/tool"
+)
+
+// Unreachable is the server of golden cases run against an address where nothing listens.
+const Unreachable = "unreachable"
+
+// unreachableAddr is Unreachable's address: nothing listens on port 1 of a test machine.
+const unreachableAddr = "127.0.0.1:1"
+
+// Case is one golden case: testdata/<Name>/ holds a real run of the tool for Inv against Server,
+// whose address is filled in when the run is captured.
+type Case struct {
+	Name   string
+	Server string
+	Inv    tool.Invocation
+}
+
+// Golden is a tool's golden files. Each case's directory holds the command line and its exit
+// status (cmd), the tool's stdout and its stderr.
+type Golden struct {
+	Adapter tool.Adapter
+	// ProgramEnv names the environment variable that holds the tool's path for a capture.
+	ProgramEnv string
+	// ServerEnv maps each server of the cases, but Unreachable, to the environment variable that
+	// holds its address for a capture.
+	ServerEnv map[string]string
+	// Paths maps paths inside the tool's image that Args puts on the command line to the
+	// repository's copies (relative to the test's package), which a capture on the host uses.
+	Paths map[string]string
+	// GzipStdout keeps stdout as stdout.gz, for a tool whose output is large.
+	GzipStdout bool
+	// RawPrefix, when set, is every case's RawPrefix, and files/ holds the files the tool wrote
+	// under RawDir: the tool's result is a file, not its stdout.
+	RawPrefix string
+}
+
+// Invocation is case c's invocation as the runner would pass it.
+func (g Golden) Invocation(c Case) tool.Invocation {
+	inv := c.Inv
+	if g.RawPrefix != "" {
+		// RawDir is irrelevant to Parse, which gets the files by base name.
+		inv.RawDir, inv.RawPrefix = "/raw", g.RawPrefix
+	}
+	return inv
+}
+
+// Load reads golden case name's raw output.
+func (g Golden) Load(t testing.TB, name string) tool.Raw {
+	t.Helper()
+	dir := filepath.Join("testdata", name)
+	read := func(p string) []byte {
+		b, err := os.ReadFile(filepath.Join(dir, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	var raw tool.Raw
+	if g.GzipStdout {
+		zr, err := gzip.NewReader(bytes.NewReader(read("stdout.gz")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if raw.Stdout, err = io.ReadAll(zr); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		raw.Stdout = read("stdout")
+	}
+	raw.Stderr = read("stderr")
+	if g.RawPrefix == "" {
+		return raw
+	}
+	raw.Files = map[string][]byte{}
+	entries, err := os.ReadDir(filepath.Join(dir, "files"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		raw.Files[e.Name()] = read(filepath.Join("files", e.Name()))
+	}
+	return raw
+}
+
+// Expectations is what Parse must make of the golden cases.
+type Expectations struct {
+	// Records holds what each case measured; CheckParse fills in the settings Parse copies from
+	// the invocation.
+	Records map[string]results.Record
+	// Errors holds, for each case Parse must reject, what its error must mention.
+	Errors map[string]string
+	// Tolerate, when set, may set fields of got to want's where they differ only because got was
+	// computed at run time and want folded exactly at compile time.
+	Tolerate func(got *results.Record, want results.Record)
+}
+
+// CheckParse checks Parse against every golden case. A case with no expectation fails: a new
+// capture must come with the figures read from it.
+func (g Golden) CheckParse(t *testing.T, cases []Case, e Expectations) {
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			inv := g.Invocation(c)
+			got, err := g.Adapter.Parse(inv, g.Load(t, c.Name))
+			if wantErr, ok := e.Errors[c.Name]; ok {
+				if err == nil || !strings.Contains(err.Error(), wantErr) {
+					t.Fatalf("error %v, want one mentioning %q", err, wantErr)
+				}
+				return
+			}
+			w, ok := e.Records[c.Name]
+			if !ok {
+				t.Fatalf("no expectation for golden case %s", c.Name)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			w = withSettings(w, g.Adapter.Name(), inv)
+			if e.Tolerate != nil {
+				e.Tolerate(&got, w)
+			}
+			if !reflect.DeepEqual(got, w) {
+				t.Errorf("Parse =\n%+v\nwant\n%+v", got, w)
+			}
+		})
+	}
+}
+
+// Capture regenerates testdata/ by running the real tool with Args against real servers, each
+// case's directory replaced by the new run. It skips t unless PROTOBENCH_CAPTURE is set: it needs
+// the tool and the servers, found through the environment.
+func (g Golden) Capture(t *testing.T, cases []Case) {
+	if os.Getenv("PROTOBENCH_CAPTURE") == "" {
+		needs := []string{g.ProgramEnv}
+		for _, env := range g.ServerEnv {
+			needs = append(needs, env)
+		}
+		sort.Strings(needs[1:])
+		t.Skipf("set PROTOBENCH_CAPTURE=1 (and %s) to re-capture golden files", strings.Join(needs, ", "))
+	}
+	paths := map[string]string{}
+	for image, repo := range g.Paths {
+		abs, err := filepath.Abs(repo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths[image] = abs
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			inv := g.Invocation(c)
+			inv.Address = unreachableAddr
+			if c.Server != Unreachable {
+				inv.Address = os.Getenv(g.ServerEnv[c.Server])
+			}
+			if inv.Address == "" {
+				t.Fatalf("no address for server %q", c.Server)
+			}
+			if g.RawPrefix != "" {
+				inv.RawDir = t.TempDir()
+			}
+			args := g.Adapter.Args(inv)
+			for i, a := range args {
+				for image, repo := range paths {
+					a = strings.Replace(a, image, repo, 1)
+				}
+				args[i] = a
+			}
+			g.capture(t, c.Name, inv, args)
+		})
+	}
+}
+
+// capture runs the tool with args and stores the run as golden case name.
+func (g Golden) capture(t *testing.T, name string, inv tool.Invocation, args []string) {
+	cmd := exec.Command(os.Getenv(g.ProgramEnv), args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	dir := filepath.Join("testdata", name)
+	if g.RawPrefix != "" {
+		// The tool's files are copied by name: one it no longer writes must not linger.
+		os.RemoveAll(dir)
+		if err := os.MkdirAll(filepath.Join(dir, "files"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"cmd":    []byte(g.Adapter.Name() + " " + shellQuote(args) + "\n# exit: " + exitStatus(runErr) + "\n"),
+		"stderr": stderr.Bytes(),
+	}
+	if g.GzipStdout {
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		zw.Write(stdout.Bytes())
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		files["stdout.gz"] = gz.Bytes()
+	} else {
+		files["stdout"] = stdout.Bytes()
+	}
+	if g.RawPrefix != "" {
+		written, _ := filepath.Glob(filepath.Join(inv.RawDir, inv.RawPrefix+"*"))
+		for _, p := range written {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[filepath.Join("files", filepath.Base(p))] = b
+		}
+	}
+	for file, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, file), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func exitStatus(err error) string {
+	if err == nil {
+		return "0"
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return strconv.Itoa(ee.ExitCode())
+	}
+	return err.Error()
+}
+
+// shellQuote renders args so the cmd file can be pasted into a shell.
+func shellQuote(args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && !strings.ContainsAny(a, " \t\n\"'\\$`{}*?[]()<>|&;#~") {
+			quoted[i] = a
+			continue
+		}
+		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(quoted, " ")
+}
