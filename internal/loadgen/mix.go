@@ -61,6 +61,9 @@ func MixString(mix []MethodWeight) string {
 // precomputed per connection; the request mix then follows the weights as far as the methods
 // cost the server alike, which is why the split is recorded in the result.
 func apportionMix(mix []MethodWeight, n int) ([]string, error) {
+	if len(mix) == 0 {
+		return nil, nil // not a mix: every connection calls Config.Method
+	}
 	if n < len(mix) {
 		return nil, fmt.Errorf("--method %s: a mix of %d methods needs at least %d connections, got --connections %d",
 			MixString(mix), len(mix), len(mix), n)

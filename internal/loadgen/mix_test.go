@@ -87,6 +87,9 @@ func TestApportionMix(t *testing.T) {
 	if first := count(methods[:4]); len(first) != 3 {
 		t.Errorf("first four connections %v carry only %v", methods[:4], first)
 	}
+	if methods, err := apportionMix(nil, 4); methods != nil || err != nil {
+		t.Errorf("no mix: %v %v", methods, err)
+	}
 	if _, err := apportionMix(mix, 2); err == nil || !strings.Contains(err.Error(), "at least 3 connections") {
 		t.Errorf("3 methods over 2 connections: %v", err)
 	}
