@@ -663,7 +663,7 @@ func parseProtobench(raw []byte) (toolResult, error) {
 }
 
 func (b *bench) ghzArgs(srv *server, d time.Duration) ([]string, func([]byte) (toolResult, error)) {
-	args := []string{"--insecure",
+	args := []string{"--insecure", "--disable-template-data",
 		"--import-paths", filepath.Join(b.repoDir(), "proto"), "--proto", "protobench/v1/bench.proto",
 		"--call", "protobench.v1.Bench.GetUser", "-d", `{"id":42}`,
 		"--connections", strconv.Itoa(b.o.grpcConns), "-c", strconv.Itoa(b.o.inflight),

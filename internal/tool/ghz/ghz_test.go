@@ -27,7 +27,7 @@ func with(f func(*tool.Invocation)) tool.Invocation { return tooltest.With(base(
 func TestRegistered(t *testing.T) { tooltest.Registered(t, "ghz", "ghz", false) }
 
 func TestArgs(t *testing.T) {
-	common := []string{"--insecure", "--import-paths", ProtoDir, "--proto", ProtoFile}
+	common := []string{"--insecure", "--disable-template-data", "--import-paths", ProtoDir, "--proto", ProtoFile}
 	tail := []string{"--count-errors", "--duration-stop", "ignore", "-O", "json", "grpc:50051"}
 	join := tooltest.Join
 	cases := []struct {

@@ -23,6 +23,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
+	// A server may compress its replies (the Python server's gzip knob); grpc-go can read them
+	// only with the codec registered, as every gRPC client in the field has it.
+	_ "google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 

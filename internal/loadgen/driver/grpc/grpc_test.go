@@ -22,14 +22,27 @@ func TestMethodsAgainstRealServers(t *testing.T) {
 		{"grpc-go closed", []string{"--grpc-client", "grpc-go"}},
 		{"open", []string{"--rate", "300"}},
 	}
-	for _, server := range []string{servertest.GRPC, servertest.PythonGRPC} {
-		t.Run(server, func(t *testing.T) {
+	servers := []struct {
+		label, server string
+		gzip          bool // the server compresses every reply
+	}{
+		{"grpc", servertest.GRPC, false},
+		{"python-grpc", servertest.PythonGRPC, false},
+		{"python-grpc gzip", servertest.PythonGRPC, true},
+	}
+	for _, sv := range servers {
+		server := sv.server
+		t.Run(sv.label, func(t *testing.T) {
 			if server == servertest.PythonGRPC {
 				if err := servertest.CheckPython(); err != nil {
 					t.Skipf("python-grpc cannot run here: %v", err)
 				}
 			}
-			ep := servertest.Start(t, server)
+			var opts []servertest.Option
+			if sv.gzip {
+				opts = append(opts, servertest.WithKnob("PROTOBENCH_PY_GZIP", "1"))
+			}
+			ep := servertest.Start(t, server, opts...)
 			for _, v := range variants {
 				for _, method := range []string{contract.MethodGetUser, contract.MethodEcho, contract.MethodMultiply, contract.MethodDivide, contract.MethodEchoStream} {
 					t.Run(v.name+" "+method, func(t *testing.T) {
@@ -53,6 +66,11 @@ func TestMethodsAgainstRealServers(t *testing.T) {
 						}
 						if method == contract.MethodEcho && res.BytesSent < 1000*res.Requests {
 							t.Errorf("Echo sent %d bytes for %d requests of 1000 B", res.BytesSent, res.Requests)
+						}
+						// The payload is a repeating pattern: gzipped replies are far smaller than
+						// it, so this shows they were compressed and still checked whole.
+						if sv.gzip && method == contract.MethodEcho && res.BytesReceived >= 1000*res.Requests {
+							t.Errorf("gzip server: received %d bytes for %d Echo replies of 1000 B; were they compressed?", res.BytesReceived, res.Requests)
 						}
 					})
 				}

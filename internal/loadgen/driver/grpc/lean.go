@@ -1,6 +1,8 @@
 package grpcdriver
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -110,6 +112,9 @@ func headerBlock(cfg *loadgen.Config) []byte {
 		{":authority", cfg.Target.Address},
 		{"content-type", "application/grpc"},
 		{"te", "trailers"},
+		// As grpc-go does with its gzip codec registered: a server that compresses replies
+		// (the Python server's gzip knob) may then do so, and the reply is inflated below.
+		{"grpc-accept-encoding", "identity,gzip"},
 		{"user-agent", "protobench"},
 	} {
 		_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1], Sensitive: true})
@@ -515,10 +520,30 @@ func (c *leanConn) outcome(s *leanStream) error {
 		return loadgen.ProtocolError("grpc:"+codes.Code(s.grpcStatus).String(), errors.New(s.grpcMsg))
 	}
 	d := s.data
-	if len(d) < 5 || d[0] != 0 || int(binary.BigEndian.Uint32(d[1:5])) != len(d)-5 {
-		return badResponse("reply is not one uncompressed gRPC message (%d bytes)", len(d))
+	if len(d) < 5 || d[0] > 1 || int(binary.BigEndian.Uint32(d[1:5])) != len(d)-5 {
+		return badResponse("reply is not one gRPC message (%d bytes)", len(d))
+	}
+	if d[0] == 1 {
+		// Compressed: gzip is the only encoding this client accepts.
+		msg, err := gunzip(d[5:])
+		if err != nil {
+			return badResponse("compressed reply does not inflate as gzip: %v", err)
+		}
+		return c.check(msg)
 	}
 	return c.check(d[5:])
+}
+
+func gunzip(b []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if _, err := out.ReadFrom(zr); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), zr.Close()
 }
 
 // httpStatusCode maps an HTTP status without grpc-status to a gRPC code, as gRPC clients do.
