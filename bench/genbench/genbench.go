@@ -233,26 +233,34 @@ func (b *bench) run(ctx context.Context) error {
 	var ms []measurement
 	for _, p := range b.o.protocols {
 		spec := protocolSpecs[p]
+		var tools []string
 		for _, t := range append([]string{"protobench"}, spec.tools...) {
-			if _, ok := b.tools[t]; !ok {
-				continue
+			if _, ok := b.tools[t]; ok {
+				tools = append(tools, t)
 			}
-			var m measurement
-			for r := 0; r < b.o.repeats; r++ {
+		}
+		// Repeats go round the generators (A B C A B C ...), not one generator's repeats in a
+		// row: on a shared or virtual machine the server's cost per request drifts over minutes,
+		// and a block of runs would hand one generator the good minutes.
+		best := make([]measurement, len(tools))
+		for r := 0; r < b.o.repeats; r++ {
+			for i, t := range tools {
 				got := b.measure(ctx, p, t)
 				if got.err != nil {
 					fmt.Fprintf(b.stderr, "%s with %s: %v\n", p, t, got.err)
 				}
-				if r == 0 || (got.err == nil && (m.err != nil || got.rps > m.rps)) {
-					m = got
+				if r == 0 || (got.err == nil && (best[i].err != nil || got.rps > best[i].rps)) {
+					best[i] = got
+				}
+				if ctx.Err() != nil {
+					return ctx.Err()
 				}
 			}
-			m.repeats = b.o.repeats
-			ms = append(ms, m)
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
 		}
+		for i := range best {
+			best[i].repeats = b.o.repeats
+		}
+		ms = append(ms, best...)
 	}
 	b.report(ms)
 	for _, m := range ms {
