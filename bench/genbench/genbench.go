@@ -36,6 +36,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	pbtool "github.com/protobench/protobench/internal/tool" // its own names use "tool" for a generator name
 )
 
 // Targets from the load-generator issue.
@@ -615,17 +617,9 @@ func (b *bench) runTool(ctx context.Context, protocol, tool string, srv *server,
 	_ = os.WriteFile(base+".stderr", stderr.Bytes(), 0o644)
 	_ = os.WriteFile(base+".cmd", []byte(strings.Join(cmd.Args, " ")+"\n"), 0o644)
 	if err != nil {
-		return toolResult{}, fmt.Errorf("%s: %v: %s", strings.Join(cmd.Args, " "), err, lastLine(stderr.Bytes()))
+		return toolResult{}, fmt.Errorf("%s: %v: %s", strings.Join(cmd.Args, " "), err, pbtool.LastLine(stderr.Bytes()))
 	}
 	return parse(stdout.Bytes())
-}
-
-func lastLine(b []byte) string {
-	b = bytes.TrimSpace(b)
-	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-		b = b[i+1:]
-	}
-	return string(b)
 }
 
 func (b *bench) protobenchArgs(protocol string, srv *server, d time.Duration, base string) ([]string, func([]byte) (toolResult, error)) {
@@ -943,7 +937,7 @@ loop:
 		}
 	}
 	if waitErr != nil {
-		return fmt.Errorf("memory run: %v: %s", waitErr, lastLine(stderr.Bytes()))
+		return fmt.Errorf("memory run: %v: %s", waitErr, pbtool.LastLine(stderr.Bytes()))
 	}
 	raw, err := os.ReadFile(out)
 	if err != nil {

@@ -293,11 +293,6 @@ func (f *Flags) Config() (*Config, error) {
 	if cfg.Mix, err = ParseMix(cfg.Method); err != nil {
 		return nil, err
 	}
-	if len(cfg.Mix) > 0 {
-		if _, err := apportionMix(cfg.Mix, cfg.Connections); err != nil {
-			return nil, err
-		}
-	}
 	if err := checkDriver(d, cfg); err != nil {
 		return nil, err
 	}

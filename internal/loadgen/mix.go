@@ -135,11 +135,14 @@ func (c *Config) withMethod(method string) *Config {
 	return &cp
 }
 
-// checkDriver is the driver's Check, once per method of a mix. The driver may fill in defaults
-// (pattern, options), which the mix keeps.
+// checkDriver is the driver's Check, once per method of a mix, after checking the mix fits the
+// connections. The driver may fill in defaults (pattern, options), which the mix keeps.
 func checkDriver(d Driver, cfg *Config) error {
 	if len(cfg.Mix) == 0 {
 		return d.Check(cfg)
+	}
+	if _, err := apportionMix(cfg.Mix, cfg.Connections); err != nil {
+		return err
 	}
 	for _, m := range cfg.Mix {
 		c := cfg.withMethod(m.Method)

@@ -210,7 +210,7 @@ func (m promMeter) Usage(ctx context.Context, service string, start, end time.Ti
 // need it then fail at once with that reason, and the rest of the scenario goes on.
 func missingTools(set images.Set) map[string]string {
 	out := map[string]string{}
-	for tool, name := range map[string]string{"ghz": images.Ghz, "k6": images.K6, "wrk": images.Wrk, "wrk2": images.Wrk, "protobench": images.Loadgen} {
+	for tool, name := range toolImages {
 		if img, ok := set[name]; ok && !set.Available(name) {
 			out[tool] = fmt.Sprintf("its image %s is unavailable: %s", name, img.Note)
 		}

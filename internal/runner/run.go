@@ -113,6 +113,11 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// toolImages is the image each load tool runs from (wrk2 shares wrk's, when it could be built).
+var toolImages = map[string]string{
+	"protobench": images.Loadgen, "ghz": images.Ghz, "k6": images.K6, "wrk": images.Wrk, "wrk2": images.Wrk,
+}
+
 // neededImages lists the images a plan uses, so a scenario without Python or k6 never waits
 // for those builds.
 func neededImages(plan *scenario.Plan) []string {
@@ -123,15 +128,8 @@ func neededImages(plan *scenario.Plan) []string {
 		} else {
 			need[images.Protobench] = true
 		}
-		switch r.Tool {
-		case "protobench":
-			need[images.Loadgen] = true
-		case "ghz":
-			need[images.Ghz] = true
-		case "k6":
-			need[images.K6] = true
-		case "wrk", "wrk2":
-			need[images.Wrk] = true
+		if img, ok := toolImages[r.Tool]; ok {
+			need[img] = true
 		}
 	}
 	var out []string
