@@ -70,10 +70,10 @@ ensure_test_packages() {
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "protobench: installing test packages: ${missing[*]}" >&2
     apt-get update -qq
+    # Debian's prometheus package may start its own service on :9090. It is left alone: the tests
+    # run their own Prometheus from /usr/bin/prometheus on free ports, and the compose stack
+    # publishes no port unless asked to.
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-    # Debian starts its own Prometheus service on :9090, which the suite needs for itself.
-    if command -v systemctl >/dev/null 2>&1; then systemctl disable --now prometheus >/dev/null 2>&1 || true; fi
-    pkill -x prometheus 2>/dev/null || true
   else
     echo "protobench: the tests need these Debian packages: ${missing[*]}" >&2
     exit 2
