@@ -22,6 +22,14 @@ var Methods = []string{MethodEcho, MethodGetUser, MethodMultiply, MethodDivide, 
 // It is 16 MiB so that seed 001's 10 MB payload fits with room for framing.
 const DefaultMaxPayloadBytes = 16 << 20
 
+// Request parameters every client sends (our generator's drivers and the ghz, wrk and k6
+// adapters), so that every tool makes every server do the same work.
+const (
+	RequestUserID = 42      // GetUser's id
+	RequestA      = 1234567 // Multiply's and Divide's a
+	RequestB      = 89      // and b
+)
+
 // ErrDivideByZero is what Divide reports for b == 0; every protocol maps it to its own error.
 var ErrDivideByZero = errors.New("division by zero")
 

@@ -216,11 +216,3 @@ func Schemes() []string {
 	sort.Strings(out)
 	return out
 }
-
-// Request parameters every driver sends, the same as the ghz, wrk and k6 adapters use, so that
-// every tool makes every server do the same work.
-const (
-	UserID = 42      // GetUser's id
-	ArithA = 1234567 // Multiply's and Divide's a
-	ArithB = 89      // and b
-)

@@ -3,6 +3,7 @@ package results
 import (
 	"sort"
 
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/stats"
 )
 
@@ -11,56 +12,35 @@ const (
 	ErrorFractionMax = 0.01 // more failed requests than this flags "errors"
 	RateMetMin       = 0.95 // achieving less than this share of the target rate flags "rate-not-met"
 	NoisyCVMax       = 0.10 // a throughput CV across repeats above this flags "noisy"
+	// SaturatedPercent is the share of its CPU cap at which a side counts as the bottleneck; a
+	// closed-loop step where neither side reaches it flags "unsaturated".
+	SaturatedPercent = 90
 )
 
 // flagOrder is the order flags print in: the ones that invalidate a number first.
 var flagOrder = map[string]int{
-	FlagFailed: 0, FlagErrors: 1, FlagRateNotMet: 2, FlagClientBound: 3, FlagThrottled: 4, FlagNoisy: 5,
-}
-
-// Valid reports whether a record holds a measurement (it did not fail).
-func (r Record) Valid() bool {
-	return r.Error == "" && !r.HasFlag(FlagFailed)
-}
-
-// HasFlag reports whether the record carries flag.
-func (r Record) HasFlag(flag string) bool {
-	for _, f := range r.Flags {
-		if f == flag {
-			return true
-		}
-	}
-	return false
-}
-
-// ErrorFraction is the share of requests that failed. Requests counts every completed request,
-// failed ones included; if a tool reported fewer requests than errors, the two are added.
-func (r Record) ErrorFraction() float64 {
-	switch {
-	case r.Errors <= 0:
-		return 0
-	case r.Requests >= r.Errors && r.Requests > 0:
-		return float64(r.Errors) / float64(r.Requests)
-	}
-	return float64(r.Errors) / float64(r.Requests+r.Errors)
+	record.FlagFailed: 0, record.FlagErrors: 1, record.FlagRateNotMet: 2, record.FlagClientBound: 3, record.FlagThrottled: 4, record.FlagUnsaturated: 5, record.FlagNoisy: 6,
 }
 
 // ApplyFlags sets the flags that follow from the records themselves: errors and rate-not-met
 // from each record's own fields, noisy across the repeats of one step, target and tool. It
 // recomputes those three, so calling it again after more repeats arrive is safe, and it keeps
 // the flags the runner sets from Prometheus (client-bound, throttled) and failed untouched.
-func ApplyFlags(recs []Record) {
+func ApplyFlags(recs []record.Record) {
 	for i := range recs {
 		r := &recs[i]
-		r.Flags = without(r.Flags, FlagErrors, FlagRateNotMet, FlagNoisy)
+		r.Flags = without(r.Flags, record.FlagErrors, record.FlagRateNotMet, record.FlagNoisy, record.FlagUnsaturated)
 		if !r.Valid() {
 			continue
 		}
 		if r.ErrorFraction() > ErrorFractionMax {
-			r.Flags = append(r.Flags, FlagErrors)
+			r.Flags = append(r.Flags, record.FlagErrors)
 		}
 		if r.Model == "open" && r.Rate > 0 && r.ThroughputRPS < RateMetMin*r.Rate {
-			r.Flags = append(r.Flags, FlagRateNotMet)
+			r.Flags = append(r.Flags, record.FlagRateNotMet)
+		}
+		if unsaturated(*r) {
+			r.Flags = append(r.Flags, record.FlagUnsaturated)
 		}
 	}
 	groups := map[groupKey][]int{}
@@ -77,7 +57,7 @@ func ApplyFlags(recs []Record) {
 		}
 		if len(xs) >= 2 && stats.CV(xs) > NoisyCVMax {
 			for _, i := range idx {
-				recs[i].Flags = append(recs[i].Flags, FlagNoisy)
+				recs[i].Flags = append(recs[i].Flags, record.FlagNoisy)
 			}
 		}
 	}
@@ -86,12 +66,23 @@ func ApplyFlags(recs []Record) {
 	}
 }
 
+// unsaturated reports a closed-loop record whose server and client both stayed below
+// SaturatedPercent of their CPU caps. Then the step's in-flight requests, not either side's
+// capacity, set the throughput, and the figure is a round-trip measurement. Both CPU figures must
+// be known: a record without them (Prometheus had no samples) proves nothing either way.
+func unsaturated(r record.Record) bool {
+	if r.Model == "open" || r.ServerCPUPercentOfCap <= 0 || r.ClientCPUPercentOfCap <= 0 {
+		return false
+	}
+	return r.ServerCPUPercentOfCap < SaturatedPercent && r.ClientCPUPercentOfCap < SaturatedPercent
+}
+
 // groupKey identifies the repeats of one measurement.
 type groupKey struct {
 	Scenario, Step, Target, Tool string
 }
 
-func keyOf(r Record) groupKey {
+func keyOf(r record.Record) groupKey {
 	return groupKey{r.Scenario, r.Step, r.Target, r.Tool}
 }
 

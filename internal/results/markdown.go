@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/scenario"
 	"github.com/protobench/protobench/internal/stats"
 )
@@ -14,21 +15,22 @@ import (
 // WriteSummary writes summary.md: per step and target the median over repeats with 95 %
 // intervals and flags, ratios between targets, the knee of swept steps, agreement between tools,
 // and the article's figures beside ours, per run and per core. plan may be nil (records alone).
-func WriteSummary(w io.Writer, plan *scenario.Plan, recs []Record) error {
+func WriteSummary(w io.Writer, plan *scenario.Plan, recs []record.Record) error {
 	s := Summarize(plan, recs)
 	var b bytes.Buffer
 	writeHeader(&b, plan, recs)
 	writeResults(&b, s)
+	// The legend sits right under the table whose Flags column it explains.
+	writeFlagNotes(&b, s)
 	writeRatios(&b, s)
 	writeKnees(&b, s)
 	writeAgreement(&b, s)
 	writePublished(&b, s)
-	writeFlagNotes(&b, s)
 	_, err := w.Write(b.Bytes())
 	return err
 }
 
-func writeHeader(b *bytes.Buffer, plan *scenario.Plan, recs []Record) {
+func writeHeader(b *bytes.Buffer, plan *scenario.Plan, recs []record.Record) {
 	name := ""
 	if len(recs) > 0 {
 		name = recs[0].Scenario
@@ -189,12 +191,13 @@ func perCore(v float64, cores int, unit string) string {
 }
 
 var flagMeanings = []struct{ flag, meaning string }{
-	{FlagFailed, "the run produced no measurement (see the record's error)"},
-	{FlagErrors, fmt.Sprintf("more than %.0f %% of requests failed", ErrorFractionMax*100)},
-	{FlagRateNotMet, fmt.Sprintf("achieved throughput below %.0f %% of the target rate", RateMetMin*100)},
-	{FlagClientBound, "the load generator's container was near its CPU cap, so the server may have had more to give"},
-	{FlagThrottled, "the server's cgroup was CFS-throttled during the run"},
-	{FlagNoisy, fmt.Sprintf("throughput CV across repeats above %.0f %%", NoisyCVMax*100)},
+	{record.FlagFailed, "the run produced no measurement (see the record's error)"},
+	{record.FlagErrors, fmt.Sprintf("more than %.0f %% of requests failed", ErrorFractionMax*100)},
+	{record.FlagRateNotMet, fmt.Sprintf("achieved throughput below %.0f %% of the target rate", RateMetMin*100)},
+	{record.FlagClientBound, "the load generator's container was near its CPU cap, so the server may have had more to give"},
+	{record.FlagThrottled, "the server's cgroup was CFS-throttled during the run"},
+	{record.FlagUnsaturated, fmt.Sprintf("closed loop with neither the server nor the load tool at %d %% of its CPU cap: the figure is round-trip latency times the requests in flight, not either side's capacity", SaturatedPercent)},
+	{record.FlagNoisy, fmt.Sprintf("throughput CV across repeats above %.0f %%", NoisyCVMax*100)},
 }
 
 func writeFlagNotes(b *bytes.Buffer, s *Summary) {
@@ -211,10 +214,10 @@ func writeFlagNotes(b *bytes.Buffer, s *Summary) {
 		}
 	}
 	if len(lines) == 0 {
-		b.WriteString("No validity flags were raised.\n")
+		b.WriteString("No validity flags were raised.\n\n")
 		return
 	}
-	b.WriteString("## Flags\n\n" + strings.Join(lines, "\n") + "\n")
+	b.WriteString("Flags in this table:\n\n" + strings.Join(lines, "\n") + "\n\n")
 }
 
 func orDash(s string) string {

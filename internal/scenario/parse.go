@@ -270,6 +270,7 @@ func (d *decoder) decodeStep(n *yaml.Node, field string) Step {
 			st.KneeP99Ms, _ = d.number(v, f, 0, 1e6, true)
 		},
 	}
+	d.transportHandlers(&st, h)
 	seen := d.mapping(n, field, d.timingHandlers(&st.Timing, h))
 	d.require(n, field, seen, "name")
 	// Errors about a key point at the key's line, which for a block value is the line above it.
@@ -328,7 +329,7 @@ func (d *decoder) decodeMatrix(n *yaml.Node, field string, pos map[string]int) *
 			})
 		}
 	}
-	seen := d.mapping(n, field, map[string]keyHandler{
+	handlers := map[string]keyHandler{
 		"connections": ints(&m.Connections, "connections", 1, maxConnections),
 		"concurrency": ints(&m.Concurrency, "concurrency", 1, maxConcurrency),
 		"payload_bytes": func(v *yaml.Node, f string) {
@@ -371,12 +372,14 @@ func (d *decoder) decodeMatrix(n *yaml.Node, field string, pos map[string]int) *
 			m.Tools = d.nameList(v, f, "tool", Tools)
 			d.itemLines(v, "matrix.tools", pos)
 		},
-	})
+	}
+	d.matrixTransportHandlers(m, pos, handlers)
+	seen := d.mapping(n, field, handlers)
 	for k, kn := range seen {
 		pos["matrix."+k] = kn.Line
 	}
 	if seen != nil && len(seen) == 0 {
-		d.add(m.Line, field, "empty matrix expands to nothing; give at least one of concurrency, connections, payload_bytes, rate, targets, tools")
+		d.add(m.Line, field, "empty matrix expands to nothing; give at least one of concurrency, connections, encoding, http_version, in_flight, payload_bytes, rate, targets, tools")
 	}
 	return m
 }

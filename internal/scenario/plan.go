@@ -34,7 +34,7 @@ type PlanOptions struct {
 type Run struct {
 	ID       string // stable and file-name safe: 003-getuser-grpc-protobench-r1
 	Index    int    // 1-based position in the plan before --only and --tools filtered it
-	Step     string // variant name, e.g. sweep-conn200; results.Record.Step
+	Step     string // variant name, e.g. sweep-conn200; record.Record.Step
 	BaseStep string // the step's name in the file
 	Repeat   int    // 1-based
 	Repeats  int
@@ -49,6 +49,9 @@ type Run struct {
 	Rate         float64 // total requests per second (open model), 0 when closed
 	PayloadBytes int
 	Pattern      string // ZeroMQ pattern when Target is zeromq, else empty
+	InFlight     int    // requests in flight when the step set in_flight, else 0
+	HTTPVersion  string // HTTP targets: HTTP1 or HTTP2; empty for the others
+	Encoding     string // HTTP targets: EncodingJSON or EncodingProtobuf; empty for the others
 
 	Warmup   time.Duration
 	Duration time.Duration
@@ -110,8 +113,14 @@ func (s *Scenario) Plan(opts PlanOptions) (*Plan, error) {
 			matched = matched || keep
 			for rep := 1; rep <= timing.Repeats; rep++ {
 				for _, target := range v.Targets {
+					if !v.appliesTo(target) {
+						continue
+					}
 					for _, tool := range v.Tools {
 						if ok, _ := compatible(tool, target); !ok {
+							continue
+						}
+						if ok, _ := transportCompatible(tool, target, v.HTTPVersion, v.Encoding); !ok {
 							continue
 						}
 						index++
@@ -142,7 +151,7 @@ func (s *Scenario) Plan(opts PlanOptions) (*Plan, error) {
 func (p *Plan) makeRun(index int, st *Step, v Variant, rep int, timing Timing, target, tool string) Run {
 	sc := p.Scenario
 	r := Run{
-		Index: index, Step: v.Name, BaseStep: st.Name, Repeat: rep, Repeats: timing.Repeats,
+		Index: index, Step: v.nameFor(target), BaseStep: st.Name, Repeat: rep, Repeats: timing.Repeats,
 		Target: target, Tool: tool, Method: st.Method, Model: st.Model,
 		Connections: v.Connections, Concurrency: v.Concurrency, Rate: v.Rate, PayloadBytes: v.PayloadBytes,
 		Warmup: timing.Warmup, Duration: timing.Duration, Cooldown: timing.Cooldown,
@@ -157,7 +166,21 @@ func (p *Plan) makeRun(index int, st *Step, v Variant, rep int, timing Timing, t
 	if target == TargetZeroMQ {
 		r.Pattern = st.Pattern
 	}
-	r.ID = fmt.Sprintf("%03d-%s-%s-%s-r%d", index, v.Name, target, tool, rep)
+	if isHTTPTarget(target) {
+		r.HTTPVersion, r.Encoding = v.HTTPVersion, v.Encoding
+		if r.HTTPVersion == "" {
+			r.HTTPVersion = HTTP1
+		}
+		if r.Encoding == "" {
+			r.Encoding = EncodingJSON
+		}
+	}
+	if v.InFlight > 0 {
+		// validateTransport already refused variants whose topology does not resolve.
+		r.InFlight = v.InFlight
+		r.Connections, r.Concurrency, _ = v.topology(target, st.Pattern)
+	}
+	r.ID = fmt.Sprintf("%03d-%s-%s-%s-r%d", index, r.Step, target, tool, rep)
 	r.Knobs = knobsFor(sc, st, target)
 	r.Env = make(map[string]string, len(r.Knobs))
 	for k, val := range r.Knobs {

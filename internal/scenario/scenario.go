@@ -115,6 +115,11 @@ type Step struct {
 	Rate         float64 // total requests per second, open model only
 	PayloadBytes int
 	Pattern      string // ZeroMQ pattern, used by target zeromq only
+	// InFlight is the requests in flight; each target spreads them by its own topology
+	// (see Variant.topology). Excludes Concurrency.
+	InFlight    int
+	HTTPVersion string // HTTP targets only: HTTP1 (default) or HTTP2
+	Encoding    string // HTTP targets only: EncodingJSON (default) or EncodingProtobuf
 
 	Timing  TimingOverride
 	Caps    Caps
@@ -133,6 +138,9 @@ type Matrix struct {
 	Concurrency  []int
 	PayloadBytes []int
 	Rate         []float64
+	InFlight     []int
+	HTTPVersion  []string
+	Encoding     []string
 	Targets      []string // the same as listing them on the step; for one-place matrices
 	Tools        []string
 	Line         int

@@ -18,6 +18,13 @@ type Variant struct {
 	Concurrency  int
 	Rate         float64
 	PayloadBytes int
+	InFlight     int
+	HTTPVersion  string // "" for the default
+	Encoding     string
+	// ConnectionsSet says the file fixed connections; otherwise in_flight picks each target's
+	// natural topology.
+	ConnectionsSet bool
+	plainName      string // Name without the http_version and encoding suffixes
 }
 
 // Variants expands the step's matrix in a fixed order (connections, concurrency, payload_bytes,
@@ -28,6 +35,8 @@ func (st *Step) Variants() []Variant {
 		Targets: st.Targets, Tools: st.Tools,
 		Connections: st.Connections, Concurrency: st.Concurrency,
 		Rate: st.Rate, PayloadBytes: st.PayloadBytes,
+		InFlight: st.InFlight, HTTPVersion: st.HTTPVersion, Encoding: st.Encoding,
+		ConnectionsSet: st.Connections > 0 || (st.Matrix != nil && len(st.Matrix.Connections) > 0),
 	}
 	if base.Connections == 0 {
 		base.Connections = 1
@@ -49,6 +58,7 @@ func (st *Step) Variants() []Variant {
 	}
 	out := []Variant{base}
 	if m == nil {
+		out[0].plainName = out[0].Name
 		return out
 	}
 	// Each dimension multiplies the list; an empty dimension leaves it unchanged.
@@ -69,6 +79,27 @@ func (st *Step) Variants() []Variant {
 			}
 		}
 		out = next
+	}
+	out = expandInts(out, m.InFlight, func(v *Variant, x int) { v.InFlight = x; v.Name += fmt.Sprintf("-inflight%d", x) })
+	for i := range out {
+		out[i].plainName = out[i].Name
+	}
+	out = expandStrings(out, m.HTTPVersion, func(v *Variant, x string) { v.HTTPVersion = x; v.Name += "-h" + strings.TrimSuffix(x, ".1") })
+	out = expandStrings(out, m.Encoding, func(v *Variant, x string) { v.Encoding = x; v.Name += "-" + x })
+	return out
+}
+
+func expandStrings(in []Variant, values []string, set func(*Variant, string)) []Variant {
+	if len(values) == 0 {
+		return in
+	}
+	out := make([]Variant, 0, len(in)*len(values))
+	for _, v := range in {
+		for _, x := range values {
+			w := v
+			set(&w, x)
+			out = append(out, w)
+		}
 	}
 	return out
 }
@@ -95,7 +126,7 @@ func (st *Step) matrixSize() int {
 		return 1
 	}
 	n := 1
-	for _, l := range []int{len(st.Matrix.Connections), len(st.Matrix.Concurrency), len(st.Matrix.PayloadBytes), len(st.Matrix.Rate)} {
+	for _, l := range []int{len(st.Matrix.Connections), len(st.Matrix.Concurrency), len(st.Matrix.PayloadBytes), len(st.Matrix.Rate), len(st.Matrix.InFlight), len(st.Matrix.HTTPVersion), len(st.Matrix.Encoding)} {
 		if l > 0 {
 			n *= l
 			if n > maxVariants {
@@ -146,6 +177,9 @@ func validate(d *decoder, sc *Scenario) {
 			names[st.Name] = st.Line
 		}
 		validateStep(d, sc, st, field)
+		if st.matrixSize() <= maxVariants {
+			validateTransport(d, st, field)
+		}
 	}
 	variantNames := map[string]string{}
 	for i := range sc.Steps {

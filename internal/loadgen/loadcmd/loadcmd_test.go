@@ -161,7 +161,7 @@ func stallingServer(t *testing.T, stalling *atomic.Bool) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := json.Marshal(contract.UserByID(loadgen.UserID))
+	body, _ := json.Marshal(contract.UserByID(contract.RequestUserID))
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if stalling.Load() {
 			time.Sleep(time.Second)

@@ -52,13 +52,6 @@ const (
 	Service = "protobench.v1.Bench"
 )
 
-// Request parameters, the same for every tool so that every server does the same work.
-const (
-	UserID = 42
-	ArithA = 1234567
-	ArithB = 89
-)
-
 // MaxInlineDataBytes is the largest -d argument Args puts on the command line. Linux refuses a
 // single argument above 128 KiB (MAX_ARG_STRLEN); larger call data goes to a -D file that
 // InputFiles returns.
@@ -124,12 +117,12 @@ func callData(inv tool.Invocation) []byte {
 	var msg any
 	switch inv.Method {
 	case contract.MethodGetUser:
-		msg = map[string]int64{"id": UserID}
+		msg = map[string]int64{"id": contract.RequestUserID}
 	case contract.MethodEcho:
 		// protobuf's JSON mapping carries bytes as base64.
 		msg = map[string]string{"payload": base64.StdEncoding.EncodeToString(contract.Payload(inv.PayloadBytes))}
 	default:
-		msg = map[string]int64{"a": ArithA, "b": ArithB}
+		msg = map[string]int64{"a": contract.RequestA, "b": contract.RequestB}
 	}
 	b, err := json.Marshal(msg)
 	if err != nil {

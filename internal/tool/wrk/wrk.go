@@ -53,13 +53,6 @@ const (
 	ScriptSource = "internal/tool/wrk/report.lua"
 )
 
-// Request parameters, the same for every tool so that every server does the same work.
-const (
-	UserID = 42
-	ArithA = 1234567
-	ArithB = 89
-)
-
 // maxThreads caps wrk's threads (see the package comment).
 const maxThreads = 2
 
@@ -96,7 +89,7 @@ func (Adapter) OwnWarmup() bool { return false }
 
 // paths maps each contract method to the REST path wrk's URL shows (the script sets the real one).
 var paths = map[string]string{
-	contract.MethodGetUser:  "/v1/users/" + strconv.Itoa(UserID),
+	contract.MethodGetUser:  "/v1/users/" + strconv.Itoa(contract.RequestUserID),
 	contract.MethodEcho:     "/v1/echo",
 	contract.MethodMultiply: "/v1/multiply",
 	contract.MethodDivide:   "/v1/divide",
@@ -152,11 +145,11 @@ func (a Adapter) Args(inv tool.Invocation) []string {
 	)
 	switch inv.Method {
 	case contract.MethodGetUser:
-		args = append(args, "id="+strconv.Itoa(UserID))
+		args = append(args, "id="+strconv.Itoa(contract.RequestUserID))
 	case contract.MethodEcho:
 		args = append(args, "payload_bytes="+strconv.Itoa(inv.PayloadBytes))
 	case contract.MethodMultiply, contract.MethodDivide:
-		args = append(args, "a="+strconv.Itoa(ArithA), "b="+strconv.Itoa(ArithB))
+		args = append(args, "a="+strconv.Itoa(contract.RequestA), "b="+strconv.Itoa(contract.RequestB))
 	}
 	return args
 }

@@ -3,7 +3,7 @@
 // concurrent unary calls on it, or for EchoStream one bidirectional stream each (connections ×
 // streams per connection).
 //
-// Unary calls in the closed model run on the driver's lean HTTP/2 client (lean.go, leanloop.go)
+// Unary calls in the closed model run on the driver's lean HTTP/2 client (lean.go, on package h2wire)
 // from event loops; EchoStream, the open model and --grpc-client grpc-go use grpc-go, where a
 // connection is one grpc.ClientConn and each slot a worker goroutine.
 //
@@ -18,6 +18,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -48,6 +49,10 @@ func (Driver) Info() loadgen.DriverInfo {
 
 // Check implements loadgen.Driver; the method defaults to GetUser.
 func (Driver) Check(cfg *loadgen.Config) error {
+	if raw := rawCall(cfg); raw != nil {
+		cfg.Method = strings.TrimPrefix(raw.Path, "/")
+		return nil
+	}
 	if cfg.Method == "" {
 		cfg.Method = methods[0]
 	}
@@ -136,6 +141,9 @@ func (c *conn) NewWorker(ctx context.Context) (loadgen.Worker, error) {
 	if c.cfg.Method == contract.MethodEchoStream {
 		return &streamWorker{conn: c, payload: len(contract.Payload(c.cfg.PayloadBytes)), req: &benchpb.EchoRequest{Payload: contract.Payload(c.cfg.PayloadBytes)}, resp: &benchpb.EchoResponse{}}, nil
 	}
+	if raw := rawCall(c.cfg); raw != nil {
+		return &rawWorker{cc: c.cc, call: raw, req: rawMessage{b: raw.Request}}, nil
+	}
 	return newUnary(c.cc, c.cfg)
 }
 
@@ -155,11 +163,11 @@ func newUnary(cc *grpc.ClientConn, cfg *loadgen.Config) (*unaryWorker, error) {
 	switch cfg.Method {
 	case contract.MethodGetUser:
 		resp := &benchpb.User{}
-		w.req, w.resp = &benchpb.GetUserRequest{Id: loadgen.UserID}, resp
-		want := contract.UserByID(loadgen.UserID)
+		w.req, w.resp = &benchpb.GetUserRequest{Id: contract.RequestUserID}, resp
+		want := contract.UserByID(contract.RequestUserID)
 		w.check = func() error {
 			if resp.Id != want.ID || resp.Name != want.Name {
-				return badResponse("GetUser(%d) returned id %d name %q", loadgen.UserID, resp.Id, resp.Name)
+				return badResponse("GetUser(%d) returned id %d name %q", contract.RequestUserID, resp.Id, resp.Name)
 			}
 			return nil
 		}
@@ -175,17 +183,17 @@ func newUnary(cc *grpc.ClientConn, cfg *loadgen.Config) (*unaryWorker, error) {
 		}
 	case contract.MethodMultiply:
 		resp := &benchpb.MultiplyResponse{}
-		w.req, w.resp = &benchpb.ArithRequest{A: loadgen.ArithA, B: loadgen.ArithB}, resp
+		w.req, w.resp = &benchpb.ArithRequest{A: contract.RequestA, B: contract.RequestB}, resp
 		w.check = func() error {
-			if resp.Product != contract.Multiply(loadgen.ArithA, loadgen.ArithB) {
+			if resp.Product != contract.Multiply(contract.RequestA, contract.RequestB) {
 				return badResponse("Multiply returned %d", resp.Product)
 			}
 			return nil
 		}
 	case contract.MethodDivide:
 		resp := &benchpb.DivideResponse{}
-		w.req, w.resp = &benchpb.ArithRequest{A: loadgen.ArithA, B: loadgen.ArithB}, resp
-		q, r, _ := contract.Divide(loadgen.ArithA, loadgen.ArithB)
+		w.req, w.resp = &benchpb.ArithRequest{A: contract.RequestA, B: contract.RequestB}, resp
+		q, r, _ := contract.Divide(contract.RequestA, contract.RequestB)
 		w.check = func() error {
 			if resp.Quotient != q || resp.Remainder != r {
 				return badResponse("Divide returned %d rem %d", resp.Quotient, resp.Remainder)

@@ -79,8 +79,8 @@ func buildRequest(cfg *loadgen.Config) ([]byte, func([]byte) error) {
 	var check func([]byte) error
 	switch cfg.Method {
 	case contract.MethodGetUser:
-		fmt.Fprintf(&b, "GET /v1/users/%d HTTP/1.1\r\nHost: %s\r\nUser-Agent: protobench\r\n\r\n", loadgen.UserID, host)
-		check = contains(fmt.Sprintf(`"name":%q`, contract.UserByID(loadgen.UserID).Name))
+		fmt.Fprintf(&b, "GET /v1/users/%d HTTP/1.1\r\nHost: %s\r\nUser-Agent: protobench\r\n\r\n", contract.RequestUserID, host)
+		check = contains(fmt.Sprintf(`"name":%q`, contract.UserByID(contract.RequestUserID).Name))
 	case contract.MethodEcho:
 		n := cfg.PayloadBytes
 		post("/v1/echo", "application/octet-stream", contract.Payload(n))
@@ -91,11 +91,11 @@ func buildRequest(cfg *loadgen.Config) ([]byte, func([]byte) error) {
 			return nil
 		}
 	case contract.MethodMultiply:
-		post("/v1/multiply", "application/json", fmt.Appendf(nil, `{"a":%d,"b":%d}`, loadgen.ArithA, loadgen.ArithB))
-		check = contains(fmt.Sprintf(`"product":%d`, contract.Multiply(loadgen.ArithA, loadgen.ArithB)))
+		post("/v1/multiply", "application/json", fmt.Appendf(nil, `{"a":%d,"b":%d}`, contract.RequestA, contract.RequestB))
+		check = contains(fmt.Sprintf(`"product":%d`, contract.Multiply(contract.RequestA, contract.RequestB)))
 	case contract.MethodDivide:
-		post("/v1/divide", "application/json", fmt.Appendf(nil, `{"a":%d,"b":%d}`, loadgen.ArithA, loadgen.ArithB))
-		q, _, _ := contract.Divide(loadgen.ArithA, loadgen.ArithB)
+		post("/v1/divide", "application/json", fmt.Appendf(nil, `{"a":%d,"b":%d}`, contract.RequestA, contract.RequestB))
+		q, _, _ := contract.Divide(contract.RequestA, contract.RequestB)
 		check = contains(fmt.Sprintf(`"quotient":%d`, q))
 	}
 	return b.Bytes(), check

@@ -128,11 +128,11 @@ func (c *conn) newCall() (*worker, error) {
 	switch c.cfg.Method {
 	case contract.MethodGetUser:
 		var reply contract.User
-		want := contract.UserByID(loadgen.UserID)
-		w.args, w.reply, w.reset = &netrpcserver.GetUserArgs{ID: loadgen.UserID}, &reply, func() { reply = contract.User{} }
+		want := contract.UserByID(contract.RequestUserID)
+		w.args, w.reply, w.reset = &netrpcserver.GetUserArgs{ID: contract.RequestUserID}, &reply, func() { reply = contract.User{} }
 		w.check = func() error {
 			if reply.ID != want.ID || reply.Name != want.Name {
-				return fmt.Errorf("GetUser(%d) returned %+v", loadgen.UserID, reply)
+				return fmt.Errorf("GetUser(%d) returned %+v", contract.RequestUserID, reply)
 			}
 			return nil
 		}
@@ -148,17 +148,17 @@ func (c *conn) newCall() (*worker, error) {
 		}
 	case contract.MethodMultiply:
 		var reply int
-		w.args, w.reply, w.reset = &netrpcserver.Args{A: loadgen.ArithA, B: loadgen.ArithB}, &reply, func() { reply = 0 }
+		w.args, w.reply, w.reset = &netrpcserver.Args{A: contract.RequestA, B: contract.RequestB}, &reply, func() { reply = 0 }
 		w.check = func() error {
-			if int64(reply) != contract.Multiply(loadgen.ArithA, loadgen.ArithB) {
+			if int64(reply) != contract.Multiply(contract.RequestA, contract.RequestB) {
 				return fmt.Errorf("Multiply returned %d", reply)
 			}
 			return nil
 		}
 	case contract.MethodDivide:
 		var reply netrpcserver.Quotient
-		q, r, _ := contract.Divide(loadgen.ArithA, loadgen.ArithB)
-		w.args, w.reply, w.reset = &netrpcserver.Args{A: loadgen.ArithA, B: loadgen.ArithB}, &reply, func() { reply = netrpcserver.Quotient{} }
+		q, r, _ := contract.Divide(contract.RequestA, contract.RequestB)
+		w.args, w.reply, w.reset = &netrpcserver.Args{A: contract.RequestA, B: contract.RequestB}, &reply, func() { reply = netrpcserver.Quotient{} }
 		w.check = func() error {
 			if int64(reply.Quo) != q || int64(reply.Rem) != r {
 				return fmt.Errorf("Divide returned %+v", reply)

@@ -234,12 +234,12 @@ func buildRequest(cfg *loadgen.Config) (request, error) {
 	var msg proto.Message
 	switch cfg.Method {
 	case contract.MethodGetUser:
-		msg = &benchpb.GetUserRequest{Id: loadgen.UserID}
-		want := contract.UserByID(loadgen.UserID)
+		msg = &benchpb.GetUserRequest{Id: contract.RequestUserID}
+		want := contract.UserByID(contract.RequestUserID)
 		var u benchpb.User
 		r.check = func(b []byte) error {
 			if err := proto.Unmarshal(b, &u); err != nil || u.Id != want.ID || u.Name != want.Name {
-				return fmt.Errorf("GetUser(%d) reply %q", loadgen.UserID, b)
+				return fmt.Errorf("GetUser(%d) reply %q", contract.RequestUserID, b)
 			}
 			return nil
 		}
@@ -258,17 +258,17 @@ func buildRequest(cfg *loadgen.Config) (request, error) {
 			return nil
 		}
 	case contract.MethodMultiply:
-		msg = &benchpb.ArithRequest{A: loadgen.ArithA, B: loadgen.ArithB}
+		msg = &benchpb.ArithRequest{A: contract.RequestA, B: contract.RequestB}
 		var m benchpb.MultiplyResponse
 		r.check = func(b []byte) error {
-			if err := proto.Unmarshal(b, &m); err != nil || m.Product != contract.Multiply(loadgen.ArithA, loadgen.ArithB) {
+			if err := proto.Unmarshal(b, &m); err != nil || m.Product != contract.Multiply(contract.RequestA, contract.RequestB) {
 				return fmt.Errorf("Multiply reply %q", b)
 			}
 			return nil
 		}
 	case contract.MethodDivide:
-		msg = &benchpb.ArithRequest{A: loadgen.ArithA, B: loadgen.ArithB}
-		q, rem, _ := contract.Divide(loadgen.ArithA, loadgen.ArithB)
+		msg = &benchpb.ArithRequest{A: contract.RequestA, B: contract.RequestB}
+		q, rem, _ := contract.Divide(contract.RequestA, contract.RequestB)
 		var d benchpb.DivideResponse
 		r.check = func(b []byte) error {
 			if err := proto.Unmarshal(b, &d); err != nil || d.Quotient != q || d.Remainder != rem {
