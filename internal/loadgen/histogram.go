@@ -6,7 +6,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/record"
 )
 
 // Histogram range: 1 µs to 60 s at 3 significant digits, in microseconds. Anything slower than
@@ -55,12 +55,12 @@ func MergeHistograms(parts []*hdr.Histogram) *hdr.Histogram {
 }
 
 // Summary turns a histogram in microseconds into the record's latency block in milliseconds.
-func Summary(h *hdr.Histogram) results.Latency {
+func Summary(h *hdr.Histogram) record.Latency {
 	if h.TotalCount() == 0 {
-		return results.Latency{}
+		return record.Latency{}
 	}
 	vals := h.ValueAtPercentilesSlice([]float64{50, 90, 99, 99.9})
-	return results.Latency{
+	return record.Latency{
 		Mean: round3(h.Mean() / 1000),
 		P50:  ms(vals[0]),
 		P90:  ms(vals[1]),

@@ -9,14 +9,14 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/record"
 )
 
-// Result is the JSON result of one run. It embeds results.Record, so the common fields have the
+// Result is the JSON result of one run. It embeds record.Record, so the common fields have the
 // normalized record's names (requests, errors, throughput_rps, latency_ms, ...), and adds what
 // only our own generator knows. README.md in this package documents every field.
 type Result struct {
-	results.Record
+	record.Record
 
 	TargetURL string `json:"target_url"`
 	Pattern   string `json:"pattern,omitempty"`
@@ -35,17 +35,17 @@ type Result struct {
 	// MessagesReceived counts messages outside request/reply (ZeroMQ SUB fan-out copies).
 	MessagesReceived int64 `json:"messages_received,omitempty"`
 	// ClientSent is what the client sent when the server counted the requests (ZeroMQ PUSH).
-	ClientSent         int64            `json:"client_sent,omitempty"`
-	ClientCPUSeconds   float64          `json:"client_cpu_seconds"`
-	ClientCPUPercent   float64          `json:"client_cpu_percent"` // of one core, over the window
-	ClientGOMAXPROCS   int              `json:"client_gomaxprocs"`
-	SchedulerLagMs     *results.Latency `json:"scheduler_lag_ms,omitempty"`
-	Aborted            bool             `json:"aborted,omitempty"`
-	Series             []SeriesPoint    `json:"series"`
-	LatencySpectrum    []SpectrumPoint  `json:"latency_spectrum"`
-	ServiceSpectrum    []SpectrumPoint  `json:"service_time_spectrum"`
-	Histograms         HistogramExport  `json:"histograms"`
-	ServerCountWarning string           `json:"server_count_warning,omitempty"`
+	ClientSent         int64           `json:"client_sent,omitempty"`
+	ClientCPUSeconds   float64         `json:"client_cpu_seconds"`
+	ClientCPUPercent   float64         `json:"client_cpu_percent"` // of one core, over the window
+	ClientGOMAXPROCS   int             `json:"client_gomaxprocs"`
+	SchedulerLagMs     *record.Latency `json:"scheduler_lag_ms,omitempty"`
+	Aborted            bool            `json:"aborted,omitempty"`
+	Series             []SeriesPoint   `json:"series"`
+	LatencySpectrum    []SpectrumPoint `json:"latency_spectrum"`
+	ServiceSpectrum    []SpectrumPoint `json:"service_time_spectrum"`
+	Histograms         HistogramExport `json:"histograms"`
+	ServerCountWarning string          `json:"server_count_warning,omitempty"`
 
 	latency *hdr.Histogram
 	service *hdr.Histogram
@@ -69,7 +69,7 @@ func (r *Result) ServiceHistogram() *hdr.Histogram { return r.service }
 func (e *engine) baseResult() *Result {
 	cfg := e.cfg
 	r := &Result{
-		Record: results.Record{
+		Record: record.Record{
 			Scenario:     cfg.Labels["scenario"],
 			Step:         cfg.Labels["step"],
 			Target:       cfg.TargetName,
@@ -110,7 +110,7 @@ func describePacer(p Pacer) string {
 func (e *engine) failedResult(err error) *Result {
 	r := e.baseResult()
 	r.Error = err.Error()
-	r.Flags = append(r.Flags, results.FlagFailed)
+	r.Flags = append(r.Flags, record.FlagFailed)
 	now := float64(time.Now().UnixNano()) / 1e9
 	r.StartUnix, r.EndUnix = now, now
 	r.latency, r.service = NewHistogram(), NewHistogram()
@@ -207,14 +207,14 @@ func (e *engine) result(c *collector) (*Result, error) {
 	if cfg.Open() && dur > 0 {
 		planned := plannedHits(cfg.Pacer, dur)
 		if planned > 0 && float64(r.Requests) < 0.95*float64(planned) {
-			r.Flags = append(r.Flags, results.FlagRateNotMet)
+			r.Flags = append(r.Flags, record.FlagRateNotMet)
 		}
 	}
 	if r.Requests > 0 && float64(r.Errors) > 0.01*float64(r.Requests) {
-		r.Flags = append(r.Flags, results.FlagErrors)
+		r.Flags = append(r.Flags, record.FlagErrors)
 	}
 	if r.Requests == 0 {
-		r.Flags = append(r.Flags, results.FlagFailed)
+		r.Flags = append(r.Flags, record.FlagFailed)
 		if r.Error == "" {
 			r.Error = "no request completed in the measured window"
 		}

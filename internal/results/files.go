@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/scenario"
 )
 
@@ -29,7 +30,7 @@ const (
 // self-evident flags (ApplyFlags) to a copy of recs first, so the files agree whoever calls it.
 // Each file is replaced atomically, so calling WriteAll after every run keeps a folder that an
 // interrupted run can be resumed from.
-func WriteAll(dir string, run any, plan *scenario.Plan, recs []Record) error {
+func WriteAll(dir string, run any, plan *scenario.Plan, recs []record.Record) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
@@ -71,12 +72,12 @@ func WriteAll(dir string, run any, plan *scenario.Plan, recs []Record) error {
 }
 
 // Load reads results.json from a results folder, e.g. to resume a run or to re-render a summary.
-func Load(dir string) ([]Record, error) {
+func Load(dir string) ([]record.Record, error) {
 	data, err := os.ReadFile(filepath.Join(dir, JSONFile))
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
-	var recs []Record
+	var recs []record.Record
 	if err := json.Unmarshal(data, &recs); err != nil {
 		return nil, fmt.Errorf("results: %s: %w", filepath.Join(dir, JSONFile), err)
 	}
@@ -85,12 +86,12 @@ func Load(dir string) ([]Record, error) {
 
 // FromRun starts a Record with everything the plan knows about a run; the tool adapter's Parse
 // fills the measured fields and the runner the server's CPU and memory.
-func FromRun(plan *scenario.Plan, run scenario.Run) Record {
+func FromRun(plan *scenario.Plan, run scenario.Run) record.Record {
 	name := ""
 	if plan != nil && plan.Scenario != nil {
 		name = plan.Scenario.Name
 	}
-	return Record{
+	return record.Record{
 		Scenario: name, Step: run.Step, Repeat: run.Repeat,
 		Target: run.Target, Tool: run.Tool, Method: run.Method, Model: run.Model,
 		Connections: run.Connections, Concurrency: run.Concurrency, Rate: run.Rate,
@@ -100,7 +101,7 @@ func FromRun(plan *scenario.Plan, run scenario.Run) Record {
 }
 
 // WriteJSON writes records as an indented JSON array (results.json).
-func WriteJSON(w io.Writer, recs []Record) error {
+func WriteJSON(w io.Writer, recs []record.Record) error {
 	data, err := json.MarshalIndent(normalize(recs), "", "  ")
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
@@ -110,8 +111,8 @@ func WriteJSON(w io.Writer, recs []Record) error {
 }
 
 // normalize copies recs with nil slices made empty, so JSON always holds [] rather than null.
-func normalize(recs []Record) []Record {
-	out := make([]Record, len(recs))
+func normalize(recs []record.Record) []record.Record {
+	out := make([]record.Record, len(recs))
 	copy(out, recs)
 	for i := range out {
 		if out[i].Flags == nil {
@@ -157,7 +158,7 @@ func columns() []column {
 			cols = append(cols, column{name: prefix + name, index: path, ptr: ptr || isPtr})
 		}
 	}
-	walk(reflect.TypeOf(Record{}), "", nil, false)
+	walk(reflect.TypeOf(record.Record{}), "", nil, false)
 	return cols
 }
 
@@ -173,7 +174,7 @@ func CSVHeader() []string {
 
 // WriteCSV writes records as results.csv: one row per record, lists joined with ";", and the
 // fields of a missing optional block (service_time_ms) left empty.
-func WriteCSV(w io.Writer, recs []Record) error {
+func WriteCSV(w io.Writer, recs []record.Record) error {
 	cols := columns()
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader()); err != nil {

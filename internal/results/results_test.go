@@ -10,28 +10,29 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/scenario"
 )
 
 func TestApplyFlags(t *testing.T) {
 	cases := []struct {
 		name string
-		in   Record
+		in   record.Record
 		want []string
 	}{
-		{"clean", Record{Requests: 1000, Errors: 10, ThroughputRPS: 100}, []string{}},
-		{"errors above 1 %", Record{Requests: 1000, Errors: 11}, []string{FlagErrors}},
-		{"errors without successes", Record{Requests: 0, Errors: 3}, []string{FlagErrors}},
-		{"rate not met", Record{Model: "open", Rate: 1000, ThroughputRPS: 949}, []string{FlagRateNotMet}},
-		{"rate met", Record{Model: "open", Rate: 1000, ThroughputRPS: 960}, []string{}},
-		{"closed has no rate", Record{Model: "closed", ThroughputRPS: 1}, []string{}},
-		{"runner flags kept, stale ones recomputed", Record{Requests: 100, Flags: []string{FlagNoisy, FlagThrottled, FlagErrors, FlagClientBound}},
-			[]string{FlagClientBound, FlagThrottled}},
-		{"failed is left alone", Record{Error: "timeout", Errors: 5, Flags: []string{FlagFailed}}, []string{FlagFailed}},
+		{"clean", record.Record{Requests: 1000, Errors: 10, ThroughputRPS: 100}, []string{}},
+		{"errors above 1 %", record.Record{Requests: 1000, Errors: 11}, []string{record.FlagErrors}},
+		{"errors without successes", record.Record{Requests: 0, Errors: 3}, []string{record.FlagErrors}},
+		{"rate not met", record.Record{Model: "open", Rate: 1000, ThroughputRPS: 949}, []string{record.FlagRateNotMet}},
+		{"rate met", record.Record{Model: "open", Rate: 1000, ThroughputRPS: 960}, []string{}},
+		{"closed has no rate", record.Record{Model: "closed", ThroughputRPS: 1}, []string{}},
+		{"runner flags kept, stale ones recomputed", record.Record{Requests: 100, Flags: []string{record.FlagNoisy, record.FlagThrottled, record.FlagErrors, record.FlagClientBound}},
+			[]string{record.FlagClientBound, record.FlagThrottled}},
+		{"failed is left alone", record.Record{Error: "timeout", Errors: 5, Flags: []string{record.FlagFailed}}, []string{record.FlagFailed}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			recs := []Record{tc.in}
+			recs := []record.Record{tc.in}
 			ApplyFlags(recs)
 			got := recs[0].Flags
 			if got == nil {
@@ -47,22 +48,22 @@ func TestApplyFlags(t *testing.T) {
 // TestApplyFlagsNoisy: CV of 80/100/120 is 20/100 = 0.20 (noisy); of 90/100/110 it is exactly
 // 0.10, which is not above the limit. A failed repeat does not count.
 func TestApplyFlagsNoisy(t *testing.T) {
-	var recs []Record
+	var recs []record.Record
 	for _, x := range []float64{80, 100, 120} {
-		recs = append(recs, Record{Step: "a", Target: "grpc", Tool: "protobench", ThroughputRPS: x})
+		recs = append(recs, record.Record{Step: "a", Target: "grpc", Tool: "protobench", ThroughputRPS: x})
 	}
 	for _, x := range []float64{90, 100, 110} {
-		recs = append(recs, Record{Step: "a", Target: "rest", Tool: "protobench", ThroughputRPS: x})
+		recs = append(recs, record.Record{Step: "a", Target: "rest", Tool: "protobench", ThroughputRPS: x})
 	}
-	recs = append(recs, Record{Step: "a", Target: "rest", Tool: "protobench", Error: "boom", Flags: []string{FlagFailed}})
+	recs = append(recs, record.Record{Step: "a", Target: "rest", Tool: "protobench", Error: "boom", Flags: []string{record.FlagFailed}})
 	ApplyFlags(recs)
 	ApplyFlags(recs) // idempotent
 	for i, r := range recs {
 		want := r.Target == "grpc"
-		if r.HasFlag(FlagNoisy) != want {
+		if r.HasFlag(record.FlagNoisy) != want {
 			t.Errorf("record %d (%s %v): noisy = %v, want %v (flags %v)", i, r.Target, r.ThroughputRPS, !want, want, r.Flags)
 		}
-		if strings.Count(strings.Join(r.Flags, ","), FlagNoisy) > 1 {
+		if strings.Count(strings.Join(r.Flags, ","), record.FlagNoisy) > 1 {
 			t.Errorf("record %d: noisy twice: %v", i, r.Flags)
 		}
 	}
@@ -121,24 +122,24 @@ func testPlan(t *testing.T) *scenario.Plan {
 //   - getuser rest/protobench: throughput 60 every time, p99 10 ms;
 //   - getuser grpc/ghz: throughput 90 every time, p99 6 ms;
 //   - sweep c1/c2/c3: throughput 100/200/300, p99 1/5/20 ms.
-func testRecords(plan *scenario.Plan) []Record {
-	var recs []Record
+func testRecords(plan *scenario.Plan) []record.Record {
+	var recs []record.Record
 	for _, run := range plan.Runs {
 		r := FromRun(plan, run)
 		r.Requests = 1000
 		switch {
 		case run.Step == "getuser" && run.Target == "grpc" && run.Tool == "protobench":
 			r.ThroughputRPS = float64(90 + 10*run.Repeat)
-			r.LatencyMs = Latency{Mean: 4, P50: 3, P99: 5}
+			r.LatencyMs = record.Latency{Mean: 4, P50: 3, P99: 5}
 			r.ServerMemMaxBytes = 1.5e9
 			r.ServerCPUPercentOfCap = 80
 		case run.Step == "getuser" && run.Target == "rest":
-			r.ThroughputRPS, r.LatencyMs = 60, Latency{Mean: 8, P99: 10}
+			r.ThroughputRPS, r.LatencyMs = 60, record.Latency{Mean: 8, P99: 10}
 		case run.Step == "getuser" && run.Tool == "ghz":
-			r.ThroughputRPS, r.LatencyMs = 90, Latency{Mean: 5, P99: 6}
+			r.ThroughputRPS, r.LatencyMs = 90, record.Latency{Mean: 5, P99: 6}
 		default:
 			r.ThroughputRPS = float64(100 * run.Concurrency)
-			r.LatencyMs = Latency{P99: []float64{0, 1, 5, 20}[run.Concurrency]}
+			r.LatencyMs = record.Latency{P99: []float64{0, 1, 5, 20}[run.Concurrency]}
 		}
 		recs = append(recs, r)
 	}
@@ -242,8 +243,8 @@ func stepName(g *Group) string {
 func TestWriteAll(t *testing.T) {
 	plan := testPlan(t)
 	recs := testRecords(plan)
-	recs[0].ServiceTimeMs = &Latency{Mean: 1, P99: 2.5}
-	recs[1].Flags = []string{FlagClientBound}
+	recs[0].ServiceTimeMs = &record.Latency{Mean: 1, P99: 2.5}
+	recs[1].Flags = []string{record.FlagClientBound}
 	dir := filepath.Join(t.TempDir(), "out")
 	run := map[string]any{"scenario_hash": plan.Scenario.Hash(), "cores": 2}
 	if err := WriteAll(dir, run, plan, recs); err != nil {
@@ -265,7 +266,7 @@ func TestWriteAll(t *testing.T) {
 	if len(back) != len(recs) || back[0].ServiceTimeMs == nil || back[0].ServiceTimeMs.P99 != 2.5 || back[5].Flags == nil {
 		t.Errorf("results.json round trip lost data: %+v", back[0])
 	}
-	if !back[1].HasFlag(FlagClientBound) {
+	if !back[1].HasFlag(record.FlagClientBound) {
 		t.Errorf("runner flag lost: %v", back[1].Flags)
 	}
 
@@ -337,10 +338,10 @@ func TestTable(t *testing.T) {
 // TestSummaryWithoutPlan: records alone (e.g. `protobench report` on a folder without its
 // scenario) still summarise, with no published section.
 func TestSummaryWithoutPlan(t *testing.T) {
-	recs := []Record{
+	recs := []record.Record{
 		{Scenario: "x", Step: "a", Target: "grpc", Tool: "protobench", ThroughputRPS: 10, Repeat: 1},
 		{Scenario: "x", Step: "a", Target: "grpc", Tool: "protobench", ThroughputRPS: 20, Repeat: 2},
-		{Scenario: "x", Step: "a", Target: "rest", Tool: "protobench", Error: "refused", Flags: []string{FlagFailed}, Repeat: 1},
+		{Scenario: "x", Step: "a", Target: "rest", Tool: "protobench", Error: "refused", Flags: []string{record.FlagFailed}, Repeat: 1},
 	}
 	var buf bytes.Buffer
 	if err := WriteSummary(&buf, nil, recs); err != nil {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/scenario"
 	"github.com/protobench/protobench/internal/stats"
 )
@@ -47,7 +48,7 @@ type Group struct {
 	ServerCPUs float64 // the run's server CPU cap from the plan; 0 when unknown
 	Flags      []FlagCount
 
-	valid []Record
+	valid []record.Record
 }
 
 // FlagCount is a flag and how many of the group's repeats carry it.
@@ -91,7 +92,7 @@ type FigureRow struct {
 }
 
 // Summarize groups records into repeats and computes every statistic the reports show.
-func Summarize(plan *scenario.Plan, recs []Record) *Summary {
+func Summarize(plan *scenario.Plan, recs []record.Record) *Summary {
 	recs = normalize(recs)
 	ApplyFlags(recs)
 	s := &Summary{Plan: plan}
@@ -109,7 +110,7 @@ type runInfo struct {
 	serverCPUs float64
 }
 
-func buildGroups(plan *scenario.Plan, recs []Record) []*Group {
+func buildGroups(plan *scenario.Plan, recs []record.Record) []*Group {
 	info := map[groupKey]runInfo{}
 	if plan != nil {
 		for i, r := range plan.Runs {
@@ -171,7 +172,7 @@ func runsOrZero(p *scenario.Plan) []scenario.Run {
 	return p.Runs
 }
 
-func flagCounts(g *Group, recs []Record) []FlagCount {
+func flagCounts(g *Group, recs []record.Record) []FlagCount {
 	counts := map[string]int{}
 	for _, r := range recs {
 		if r.Step == g.Step && r.Target == g.Target && r.Tool == g.Tool {
@@ -194,7 +195,7 @@ func flagCounts(g *Group, recs []Record) []FlagCount {
 
 // MetricValue reads a scenario metric from a record, in the metric's canonical unit; false when
 // the record does not hold it (e.g. no server CPU because Prometheus had no samples).
-func MetricValue(r Record, metric string) (float64, bool) {
+func MetricValue(r record.Record, metric string) (float64, bool) {
 	switch metric {
 	case scenario.MetricThroughputRPS:
 		return r.ThroughputRPS, true

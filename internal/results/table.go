@@ -5,12 +5,13 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/scenario"
 )
 
 // Table writes the compact terminal version of summary.md: one line per step, target and tool,
 // then the ratios, knees and published figures beside ours.
-func Table(w io.Writer, recs []Record, plan *scenario.Plan) error {
+func Table(w io.Writer, recs []record.Record, plan *scenario.Plan) error {
 	s := Summarize(plan, recs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tTARGET\tTOOL\tN\tREQ/S (95% CI)\tCV\tP99 MS (95% CI)\tSERVER CPU %\tFLAGS")

@@ -11,6 +11,7 @@ import (
 	"github.com/protobench/protobench/internal/hostinfo"
 	"github.com/protobench/protobench/internal/images"
 	"github.com/protobench/protobench/internal/prom"
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/scenario"
 )
@@ -51,7 +52,7 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 	sc := plan.Scenario
 	now := time.Now()
 	dir := opts.Resume
-	var recs []results.Record
+	var recs []record.Record
 	done := map[string]bool{}
 	if dir == "" {
 		dir = filepath.Join(opts.OutDir, resultsDirName(now, sc.Name))

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/scenario"
 )
 
@@ -80,7 +80,7 @@ func resultsDirName(now time.Time, name string) string {
 
 // loadFinished reads the records of an interrupted run, keeping only runs that produced a
 // measurement, so that --resume redoes failed steps.
-func loadFinished(dir string) ([]results.Record, map[string]bool, error) {
+func loadFinished(dir string) ([]record.Record, map[string]bool, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, map[string]bool{}, nil
@@ -88,12 +88,12 @@ func loadFinished(dir string) ([]results.Record, map[string]bool, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var recs []results.Record
+	var recs []record.Record
 	if err := json.Unmarshal(b, &recs); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
 	}
 	done := map[string]bool{}
-	var kept []results.Record
+	var kept []record.Record
 	for _, r := range recs {
 		if r.Error != "" && r.Requests == 0 {
 			continue

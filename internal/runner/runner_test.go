@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/protobench/protobench/internal/images"
-	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/scenario"
 	_ "github.com/protobench/protobench/internal/tool/wrk" // the adapter a run looks up
 )
@@ -80,13 +80,13 @@ func TestMeasuredWindow(t *testing.T) {
 	at := func(s float64) float64 { return float64(started.Unix()) + s }
 	tests := []struct {
 		name       string
-		parsed     results.Record
+		parsed     record.Record
 		start, end time.Duration // offsets from started
 	}{
-		{"tool's own window", results.Record{StartUnix: at(7), EndUnix: at(37), DurationS: 30}, 7 * time.Second, 37 * time.Second},
-		{"tail of the run", results.Record{DurationS: 30}, 10 * time.Second, 40 * time.Second},
-		{"implausible own window", results.Record{StartUnix: at(-100), EndUnix: at(-70), DurationS: 30}, 10 * time.Second, 40 * time.Second},
-		{"longer than the run", results.Record{DurationS: 90}, 0, 40 * time.Second},
+		{"tool's own window", record.Record{StartUnix: at(7), EndUnix: at(37), DurationS: 30}, 7 * time.Second, 37 * time.Second},
+		{"tail of the run", record.Record{DurationS: 30}, 10 * time.Second, 40 * time.Second},
+		{"implausible own window", record.Record{StartUnix: at(-100), EndUnix: at(-70), DurationS: 30}, 10 * time.Second, 40 * time.Second},
+		{"longer than the run", record.Record{DurationS: 90}, 0, 40 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,9 +103,9 @@ func TestMeasuredWindow(t *testing.T) {
 
 func TestLoadFinishedSkipsFailedRuns(t *testing.T) {
 	dir := t.TempDir()
-	recs := []results.Record{
+	recs := []record.Record{
 		{Step: "a", Target: "grpc", Tool: "protobench", Repeat: 1, Requests: 10, ThroughputRPS: 5},
-		{Step: "a", Target: "rest", Tool: "protobench", Repeat: 1, Error: "start rest: boom", Flags: []string{results.FlagFailed}},
+		{Step: "a", Target: "rest", Tool: "protobench", Repeat: 1, Error: "start rest: boom", Flags: []string{record.FlagFailed}},
 		{Step: "a", Target: "rest", Tool: "wrk", Repeat: 1, Requests: 7, Error: "wrk exited with 1"},
 	}
 	if err := writeJSON(filepath.Join(dir, "results.json"), recs); err != nil {
@@ -149,12 +149,12 @@ func TestEnvironmentsCarryCapsAndKnobs(t *testing.T) {
 }
 
 func TestMergeMeasuredKeepsRunnerFlags(t *testing.T) {
-	rec := results.Record{Flags: []string{results.FlagThrottled}}
-	mergeMeasured(&rec, results.Record{Requests: 5, ThroughputRPS: 2.5, DurationS: 2, Flags: []string{results.FlagRateNotMet, results.FlagThrottled}})
+	rec := record.Record{Flags: []string{record.FlagThrottled}}
+	mergeMeasured(&rec, record.Record{Requests: 5, ThroughputRPS: 2.5, DurationS: 2, Flags: []string{record.FlagRateNotMet, record.FlagThrottled}})
 	if rec.Requests != 5 || rec.ThroughputRPS != 2.5 || rec.DurationS != 2 {
 		t.Fatalf("measured fields not copied: %+v", rec)
 	}
-	if !reflect.DeepEqual(rec.Flags, []string{results.FlagThrottled, results.FlagRateNotMet}) {
+	if !reflect.DeepEqual(rec.Flags, []string{record.FlagThrottled, record.FlagRateNotMet}) {
 		t.Fatalf("flags = %v", rec.Flags)
 	}
 }
@@ -201,7 +201,7 @@ steps:
 	}
 	sr := &stepRunner{scenario: sc.Name, missingTools: missing, log: func(string, ...any) {}}
 	rec := sr.run(context.Background(), plan, plan.Runs[0])
-	if !strings.Contains(rec.Error, "wrk2 cannot run here") || !slices.Contains(rec.Flags, results.FlagFailed) {
+	if !strings.Contains(rec.Error, "wrk2 cannot run here") || !slices.Contains(rec.Flags, record.FlagFailed) {
 		t.Errorf("record error %q flags %v", rec.Error, rec.Flags)
 	}
 }

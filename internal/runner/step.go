@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/scenario"
 	"github.com/protobench/protobench/internal/tool"
@@ -67,12 +68,12 @@ const serverHealthTimeout = 90 * time.Second
 // a couple of housekeeping intervals (1 s) plus a scrape (1 s) when healthy.
 const containerSeenTimeout = 20 * time.Second
 
-func (s *stepRunner) run(ctx context.Context, plan *scenario.Plan, r scenario.Run) results.Record {
+func (s *stepRunner) run(ctx context.Context, plan *scenario.Plan, r scenario.Run) record.Record {
 	rec := results.FromRun(plan, r)
 	rec.DurationS = 0 // the tool reports the window it really measured
-	fail := func(err error) results.Record {
+	fail := func(err error) record.Record {
 		rec.Error = err.Error()
-		rec.Flags = append(rec.Flags, results.FlagFailed)
+		rec.Flags = append(rec.Flags, record.FlagFailed)
 		return rec
 	}
 	ep, err := endpointFor(r.Target)
@@ -179,7 +180,7 @@ func (s *stepRunner) run(ctx context.Context, plan *scenario.Plan, r scenario.Ru
 // generator does) is believed when it lies within the container's lifetime; otherwise the window
 // is the tail of the container's run, of the length the tool reports, since a tool's warm-up and
 // start-up come first.
-func measuredWindow(parsed results.Record, started, ended time.Time) (time.Time, time.Time) {
+func measuredWindow(parsed record.Record, started, ended time.Time) (time.Time, time.Time) {
 	slack := time.Second
 	if parsed.StartUnix > 0 && parsed.EndUnix > parsed.StartUnix {
 		s := time.Unix(0, int64(parsed.StartUnix*1e9))
@@ -196,7 +197,7 @@ func measuredWindow(parsed results.Record, started, ended time.Time) (time.Time,
 }
 
 // addUsage fills the server and client CPU fields and the flags that depend on them.
-func (s *stepRunner) addUsage(ctx context.Context, rec *results.Record, r scenario.Run, serverService, clientService string, start, end time.Time) {
+func (s *stepRunner) addUsage(ctx context.Context, rec *record.Record, r scenario.Run, serverService, clientService string, start, end time.Time) {
 	window := end.Sub(start).Seconds()
 	server, err := s.meter.Usage(ctx, serverService, start, end)
 	if err != nil {
@@ -217,7 +218,7 @@ func (s *stepRunner) addUsage(ctx context.Context, rec *results.Record, r scenar
 	}
 	// Throttling of a few percent of the window means the quota, not the work, set the pace.
 	if window > 0 && server.ThrottledSeconds > 0.05*window {
-		rec.Flags = appendFlag(rec.Flags, results.FlagThrottled)
+		rec.Flags = appendFlag(rec.Flags, record.FlagThrottled)
 	}
 	rec.ServerGOMAXPROCS = server.GOMAXPROCS
 	client, err := s.meter.Usage(ctx, clientService, start, end)
@@ -229,7 +230,7 @@ func (s *stepRunner) addUsage(ctx context.Context, rec *results.Record, r scenar
 		rec.ClientCPUPercentOfCap = 100 * client.CPUSeconds / window / r.Caps.ClientCPUs
 	}
 	if rec.ClientCPUPercentOfCap >= clientBoundPercent {
-		rec.Flags = appendFlag(rec.Flags, results.FlagClientBound)
+		rec.Flags = appendFlag(rec.Flags, record.FlagClientBound)
 	}
 }
 
@@ -238,7 +239,7 @@ func (s *stepRunner) addUsage(ctx context.Context, rec *results.Record, r scenar
 const clientBoundPercent = 90
 
 // mergeMeasured copies the fields a tool measures onto the record the runner set up.
-func mergeMeasured(rec *results.Record, m results.Record) {
+func mergeMeasured(rec *record.Record, m record.Record) {
 	rec.DurationS = m.DurationS
 	rec.Requests = m.Requests
 	rec.Errors = m.Errors

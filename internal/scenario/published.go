@@ -46,7 +46,7 @@ const (
 	AtKnee = "knee"
 )
 
-// Metric names a figure can compare with; each is computed from a results.Record.
+// Metric names a figure can compare with; each is computed from a record.Record.
 const (
 	MetricThroughputRPS     = "throughput_rps"
 	MetricThroughputMBs     = "throughput_mb_s" // throughput_rps × payload_bytes / 10^6

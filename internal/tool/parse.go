@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/record"
 )
 
 // NewRecord is the record an adapter's Parse starts from: the step's settings as the invocation
 // gives them, so that every tool reports them alike, and the target rate only in the open model,
 // where there is one.
-func NewRecord(name string, inv Invocation) results.Record {
-	rec := results.Record{
+func NewRecord(name string, inv Invocation) record.Record {
+	rec := record.Record{
 		Target: inv.Target, Tool: name, Method: inv.Method, Model: inv.Model,
 		Connections: inv.Connections, Concurrency: inv.Concurrency, PayloadBytes: inv.PayloadBytes,
 	}

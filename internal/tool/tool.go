@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/record"
 )
 
 // Invocation is everything a tool needs to know to load one target for one step.
@@ -63,7 +63,7 @@ type Adapter interface {
 	Args(inv Invocation) []string
 	// Parse fills the measured fields of a Record (requests, errors, throughput, latency,
 	// duration) from the raw output. It is pure.
-	Parse(inv Invocation, raw Raw) (results.Record, error)
+	Parse(inv Invocation, raw Raw) (record.Record, error)
 }
 
 var (

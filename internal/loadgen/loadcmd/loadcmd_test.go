@@ -18,7 +18,7 @@ import (
 
 	"github.com/protobench/protobench/internal/contract"
 	"github.com/protobench/protobench/internal/loadgen"
-	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/servertest"
 )
 
@@ -124,7 +124,7 @@ func TestUnreachableTargetNamesTheAddress(t *testing.T) {
 				t.Errorf("stderr %q should name %s and say %q", msg, addr, tc.want)
 			}
 			r := readResult(t, out)
-			if !contains(r.Flags, results.FlagFailed) || r.Error == "" {
+			if !contains(r.Flags, record.FlagFailed) || r.Error == "" {
 				t.Errorf("result flags %v error %q, want failed with the error", r.Flags, r.Error)
 			}
 		})
@@ -231,7 +231,7 @@ func TestOpenModelRateAccuracy(t *testing.T) {
 	if got := res.ThroughputRPS; got < 2000*0.98 || got > 2000*1.02 {
 		t.Errorf("throughput %.1f rps, want within 2%% of 2000 (scheduler lag %+v, incomplete %d, series %+v)", got, res.SchedulerLagMs, res.Incomplete, res.Series)
 	}
-	if contains(res.Flags, results.FlagRateNotMet) {
+	if contains(res.Flags, record.FlagRateNotMet) {
 		t.Errorf("flags %v on a fast server", res.Flags)
 	}
 	for _, p := range res.Series {
@@ -253,7 +253,7 @@ func TestRateNotMetIsFlagged(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, _ := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{})
-	if !contains(res.Flags, results.FlagRateNotMet) {
+	if !contains(res.Flags, record.FlagRateNotMet) {
 		t.Errorf("achieved %.1f of 100 rps with flags %v, want rate-not-met", res.ThroughputRPS, res.Flags)
 	}
 }

@@ -39,7 +39,7 @@ import (
 	"strings"
 
 	"github.com/protobench/protobench/internal/contract"
-	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/tool"
 )
 
@@ -211,7 +211,7 @@ type report struct {
 func nsToMs(ns int64) float64 { return float64(ns) / 1e6 }
 
 // Parse reads ghz's JSON report from stdout.
-func (a Adapter) Parse(inv tool.Invocation, raw tool.Raw) (results.Record, error) {
+func (a Adapter) Parse(inv tool.Invocation, raw tool.Raw) (record.Record, error) {
 	rec := tool.NewRecord(a.Name(), inv)
 	var r report
 	if err := json.Unmarshal(raw.Stdout, &r); err != nil {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/protobench/protobench/internal/contract"
-	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/tool"
 	"github.com/protobench/protobench/internal/tool/tooltest"
 )
@@ -142,27 +142,27 @@ func TestCheck(t *testing.T) {
 // JSON independently (count, total, average, slowest, rps, latencyDistribution; p99.9 by sorting
 // the details' latencies and taking ghz's rank).
 func TestParseGolden(t *testing.T) {
-	want := map[string]results.Record{
+	want := map[string]record.Record{
 		"getuser-closed": {
 			Requests: 11108, Errors: 0, DurationS: 1.999749367, ThroughputRPS: 5554.696095073198,
-			LatencyMs: results.Latency{Mean: 0.534017, P50: 0.435195, P90: 0.846859, P99: 2.322955, P999: 5.467735, Max: 11.74498},
+			LatencyMs: record.Latency{Mean: 0.534017, P50: 0.435195, P90: 0.846859, P99: 2.322955, P999: 5.467735, Max: 11.74498},
 		},
 		"getuser-open": {
 			Rate: 500, Requests: 998, Errors: 0, DurationS: 2.000998445, ThroughputRPS: 498.75101227277565,
-			LatencyMs: results.Latency{Mean: 0.396041, P50: 0.389628, P90: 0.488894, P99: 0.588841, P999: 3.912298, Max: 3.912298},
+			LatencyMs: record.Latency{Mean: 0.396041, P50: 0.389628, P90: 0.488894, P99: 0.588841, P999: 3.912298, Max: 3.912298},
 		},
 		"echo-1024-closed": {
 			Requests: 8377, Errors: 0, DurationS: 1.999944076, ThroughputRPS: 4188.6171221119685,
-			LatencyMs: results.Latency{Mean: 0.319514, P50: 0.264232, P90: 0.479525, P99: 1.63151, P999: 5.797055, Max: 9.937481},
+			LatencyMs: record.Latency{Mean: 0.319514, P50: 0.264232, P90: 0.479525, P99: 1.63151, P999: 5.797055, Max: 9.937481},
 		},
 		"echo-too-large-open": {
 			Rate: 200, Requests: 399, Errors: 399, DurationS: 2.022162967, ThroughputRPS: 197.31347399361212,
-			LatencyMs: results.Latency{Mean: 0.612711, P50: 0.551497, P90: 0.717741, P99: 3.215387, P999: 6.169959, Max: 6.169959},
+			LatencyMs: record.Latency{Mean: 0.612711, P50: 0.551497, P90: 0.717741, P99: 3.215387, P999: 6.169959, Max: 6.169959},
 			Error:     "all 399 calls failed; most often: rpc error: code = ResourceExhausted desc = payload of 1024 bytes exceeds the limit of 512",
 		},
 		"unreachable-open": {
 			Rate: 50, Requests: 49, Errors: 49, DurationS: 1.021930867, ThroughputRPS: 47.948448943366735,
-			LatencyMs: results.Latency{Mean: 0.056989, P50: 0.05602, P90: 0.067993, P99: 0.094505, P999: 0.094505, Max: 0.094505},
+			LatencyMs: record.Latency{Mean: 0.056989, P50: 0.05602, P90: 0.067993, P99: 0.094505, P999: 0.094505, Max: 0.094505},
 			Error:     `all 49 calls failed; most often: rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp 127.0.0.1:1: connect: connection refused"`,
 		},
 	}

@@ -38,7 +38,7 @@ import (
 	"strings"
 
 	"github.com/protobench/protobench/internal/contract"
-	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/tool"
 )
 
@@ -174,7 +174,7 @@ type rate struct {
 // Requests are completed iterations (one request each), errors the failed "ok" checks, throughput
 // k6's iteration rate, and the duration count/rate (k6's test run time). Latency is the
 // http_req_duration or grpc_req_duration trend, which covers failed requests too.
-func (a Adapter) Parse(inv tool.Invocation, raw tool.Raw) (results.Record, error) {
+func (a Adapter) Parse(inv tool.Invocation, raw tool.Raw) (record.Record, error) {
 	rec := tool.NewRecord(a.Name(), inv)
 	name := SummaryFile(inv)
 	data, ok := raw.Files[name]
@@ -239,7 +239,7 @@ func (a Adapter) Parse(inv tool.Invocation, raw tool.Raw) (results.Record, error
 			return rec, fmt.Errorf("k6: %s: %s %s = %v is not a duration", name, trendName, stat, *v)
 		}
 	}
-	rec.LatencyMs = results.Latency{Mean: *tr.Avg, P50: *tr.Med, P90: *tr.P90, P99: *tr.P99, P999: *tr.P999, Max: *tr.Max}
+	rec.LatencyMs = record.Latency{Mean: *tr.Avg, P50: *tr.Med, P90: *tr.P90, P99: *tr.P99, P999: *tr.P999, Max: *tr.Max}
 	return rec, nil
 }
 

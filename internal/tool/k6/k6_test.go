@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/protobench/protobench/internal/contract"
-	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/tool"
 	"github.com/protobench/protobench/internal/tool/tooltest"
 )
@@ -94,31 +94,31 @@ func TestCheck(t *testing.T) {
 // TestParseGolden checks Parse against real k6 summary exports; expected figures are the
 // export's iterations (count, rate), checks (fails) and request-duration trend, in ms as exported.
 func TestParseGolden(t *testing.T) {
-	want := map[string]results.Record{
+	want := map[string]record.Record{
 		"http-getuser-closed": {
 			Requests: 11281, ThroughputRPS: 5638.842101478375, DurationS: 11281 / 5638.842101478375,
-			LatencyMs: results.Latency{Mean: 0.6138307439056796, P50: 0.422672, P90: 0.917202, P99: 3.800336000000002, P999: 18.843559960005344, Max: 106.486062},
+			LatencyMs: record.Latency{Mean: 0.6138307439056796, P50: 0.422672, P90: 0.917202, P99: 3.800336000000002, P999: 18.843559960005344, Max: 106.486062},
 		},
 		"http-echo-1024-open": {
 			Rate: 300, Requests: 580, ThroughputRPS: 289.8808315844802, DurationS: 580 / 289.8808315844802,
-			LatencyMs: results.Latency{Mean: 0.6198640379310331, P50: 0.332751, P90: 0.5499363, P99: 7.207041010000044, P999: 25.105892442000243, Max: 27.971133},
+			LatencyMs: record.Latency{Mean: 0.6198640379310331, P50: 0.332751, P90: 0.5499363, P99: 7.207041010000044, P999: 25.105892442000243, Max: 27.971133},
 		},
 		"http-echo-too-large-closed": {
 			Requests: 7508, Errors: 7508, ThroughputRPS: 3753.61851787322, DurationS: 7508 / 3753.61851787322,
-			LatencyMs: results.Latency{Mean: 0.17642965423548196, P50: 0.1273845, P90: 0.1740691, P99: 1.4564366700000024, P999: 3.9743907870000457, Max: 67.804435},
+			LatencyMs: record.Latency{Mean: 0.17642965423548196, P50: 0.1273845, P90: 0.1740691, P99: 1.4564366700000024, P999: 3.9743907870000457, Max: 67.804435},
 			Error:     "all 7508 requests failed the ok check",
 		},
 		"grpc-getuser-closed": {
 			Requests: 6740, ThroughputRPS: 3369.169176357787, DurationS: 6740 / 3369.169176357787,
-			LatencyMs: results.Latency{Mean: 0.4796732096439173, P50: 0.311659, P90: 0.6993738000000002, P99: 3.7140416599999866, P999: 13.829130557000212, Max: 37.041391},
+			LatencyMs: record.Latency{Mean: 0.4796732096439173, P50: 0.311659, P90: 0.6993738000000002, P99: 3.7140416599999866, P999: 13.829130557000212, Max: 37.041391},
 		},
 		"grpc-multiply-open": {
 			Rate: 200, Requests: 366, ThroughputRPS: 181.43928989159252, DurationS: 366 / 181.43928989159252,
-			LatencyMs: results.Latency{Mean: 1.9144641393442625, P50: 0.490857, P90: 3.141199, P99: 24.868169500000032, P999: 69.20087705500022, Max: 70.845455},
+			LatencyMs: record.Latency{Mean: 1.9144641393442625, P50: 0.490857, P90: 3.141199, P99: 24.868169500000032, P999: 69.20087705500022, Max: 70.845455},
 		},
 		"grpc-echo-too-large-closed": {
 			Requests: 3309, Errors: 3309, ThroughputRPS: 1639.5949757634987, DurationS: 3309 / 1639.5949757634987,
-			LatencyMs: results.Latency{Mean: 0.3887982916288909, P50: 0.186158, P90: 0.36600820000000006, P99: 3.4986614400000042, P999: 28.54270994800212, Max: 59.370781},
+			LatencyMs: record.Latency{Mean: 0.3887982916288909, P50: 0.186158, P90: 0.36600820000000006, P99: 3.4986614400000042, P999: 28.54270994800212, Max: 59.370781},
 			Error:     "all 3309 requests failed the ok check",
 		},
 		// Every connect was refused: no request was timed, so the latency stays zero.
@@ -131,7 +131,7 @@ func TestParseGolden(t *testing.T) {
 		Records: want,
 		// The duration is count/rate at run time; the expectation is folded at compile time
 		// with exact arithmetic, so the last bit may differ.
-		Tolerate: func(got *results.Record, w results.Record) {
+		Tolerate: func(got *record.Record, w record.Record) {
 			if diff := got.DurationS - w.DurationS; diff < 1e-12 && diff > -1e-12 {
 				got.DurationS = w.DurationS
 			}

@@ -22,7 +22,7 @@ import (
 	"github.com/protobench/protobench/internal/loadgen"
 	// loadcmd links every driver in, so that Check validates any scheme as `load` would.
 	_ "github.com/protobench/protobench/internal/loadgen/loadcmd"
-	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/tool"
 )
 
@@ -108,15 +108,15 @@ func (Adapter) Args(inv tool.Invocation) []string {
 }
 
 // Parse reads the JSON result the generator wrote.
-func (Adapter) Parse(inv tool.Invocation, raw tool.Raw) (results.Record, error) {
+func (Adapter) Parse(inv tool.Invocation, raw tool.Raw) (record.Record, error) {
 	name := ResultFile(inv)
 	b, ok := raw.Files[name]
 	if !ok {
-		return results.Record{}, fmt.Errorf("protobench wrote no %s (its last words: %q)", name, tool.LastLine(raw.Stderr))
+		return record.Record{}, fmt.Errorf("protobench wrote no %s (its last words: %q)", name, tool.LastLine(raw.Stderr))
 	}
 	res, err := Decode(bytes.NewReader(b))
 	if err != nil {
-		return results.Record{}, fmt.Errorf("%s: %v", name, err)
+		return record.Record{}, fmt.Errorf("%s: %v", name, err)
 	}
 	return res.Record, nil
 }

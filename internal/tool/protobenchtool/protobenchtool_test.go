@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/protobench/protobench/internal/loadgen/loadcmd"
-	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/servertest"
 	"github.com/protobench/protobench/internal/tool"
 )
@@ -97,13 +97,13 @@ var goldenCases = []struct {
 	name   string
 	server string // servertest name, or "unreachable"
 	inv    tool.Invocation
-	check  func(t *testing.T, r results.Record)
+	check  func(t *testing.T, r record.Record)
 }{
 	{"grpc-getuser-closed", servertest.GRPC, tool.Invocation{Target: "grpc", Scheme: "grpc", Method: "GetUser", Model: "closed",
 		Connections: 2, Concurrency: 4, Warmup: 500 * time.Millisecond, Duration: 2 * time.Second}, nil},
 	{"rest-getuser-open", servertest.REST, tool.Invocation{Target: "rest", Scheme: "http", Method: "GetUser", Model: "open", RatePerSec: 500,
 		Connections: 4, Concurrency: 1, Warmup: 500 * time.Millisecond, Duration: 2 * time.Second},
-		func(t *testing.T, r results.Record) {
+		func(t *testing.T, r record.Record) {
 			if r.Rate != 500 || r.ServiceTimeMs == nil {
 				t.Errorf("rate %v service time %v, want the open model's target and service time", r.Rate, r.ServiceTimeMs)
 			}
@@ -116,8 +116,8 @@ var goldenCases = []struct {
 		Connections: 2, Concurrency: 16, Warmup: 500 * time.Millisecond, Duration: 2 * time.Second}, nil},
 	{"unreachable", "unreachable", tool.Invocation{Target: "grpc", Scheme: "grpc", Method: "GetUser", Model: "closed",
 		Connections: 1, Concurrency: 1, Duration: time.Second},
-		func(t *testing.T, r results.Record) {
-			if r.Error == "" || !contains(r.Flags, results.FlagFailed) {
+		func(t *testing.T, r record.Record) {
+			if r.Error == "" || !contains(r.Flags, record.FlagFailed) {
 				t.Errorf("error %q flags %v, want a failed record with the error", r.Error, r.Flags)
 			}
 		}},

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/tool"
 )
 
@@ -102,12 +102,12 @@ func (g Golden) Load(t testing.TB, name string) tool.Raw {
 type Expectations struct {
 	// Records holds what each case measured; CheckParse fills in the settings Parse copies from
 	// the invocation.
-	Records map[string]results.Record
+	Records map[string]record.Record
 	// Errors holds, for each case Parse must reject, what its error must mention.
 	Errors map[string]string
 	// Tolerate, when set, may set fields of got to want's where they differ only because got was
 	// computed at run time and want folded exactly at compile time.
-	Tolerate func(got *results.Record, want results.Record)
+	Tolerate func(got *record.Record, want record.Record)
 }
 
 // CheckParse checks Parse against every golden case. A case with no expectation fails: a new

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/tool"
 )
 
@@ -69,7 +69,7 @@ func WantErr(t *testing.T, err error, want string) {
 
 // withSettings is want with the fields Parse copies from the invocation filled in, so that an
 // expectation lists only what the tool measured.
-func withSettings(want results.Record, toolName string, inv tool.Invocation) results.Record {
+func withSettings(want record.Record, toolName string, inv tool.Invocation) record.Record {
 	want.Target, want.Tool, want.Method, want.Model = inv.Target, toolName, inv.Method, inv.Model
 	want.Connections, want.Concurrency, want.PayloadBytes = inv.Connections, inv.Concurrency, inv.PayloadBytes
 	return want

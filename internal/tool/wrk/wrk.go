@@ -36,7 +36,7 @@ import (
 	"time"
 
 	"github.com/protobench/protobench/internal/contract"
-	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/tool"
 )
 
@@ -186,7 +186,7 @@ type report struct {
 // Requests are wrk's completed requests, which include responses with an error status. Errors
 // add those (status ≥ 400) to socket errors (connect, read, write) and timeouts, which never
 // completed. Throughput is completed requests per second, as wrk's own Requests/sec.
-func (a Adapter) Parse(inv tool.Invocation, raw tool.Raw) (results.Record, error) {
+func (a Adapter) Parse(inv tool.Invocation, raw tool.Raw) (record.Record, error) {
 	rec := tool.NewRecord(a.Name(), inv)
 	var line string
 	for _, l := range strings.Split(string(raw.Stdout), "\n") {
@@ -218,7 +218,7 @@ func (a Adapter) Parse(inv tool.Invocation, raw tool.Raw) (results.Record, error
 	rec.DurationS = float64(r.DurationUs) / 1e6
 	rec.ThroughputRPS = float64(r.Requests) / rec.DurationS
 	l := r.LatencyUs
-	rec.LatencyMs = results.Latency{
+	rec.LatencyMs = record.Latency{
 		Mean: l.Mean / 1e3, P50: l.P50 / 1e3, P90: l.P90 / 1e3, P99: l.P99 / 1e3, P999: l.P999 / 1e3, Max: l.Max / 1e3,
 	}
 	for _, v := range []float64{l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max} {

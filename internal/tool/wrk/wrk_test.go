@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/protobench/protobench/internal/contract"
-	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/tool"
 	"github.com/protobench/protobench/internal/tool/tooltest"
 )
@@ -94,22 +94,22 @@ func TestCheck(t *testing.T) {
 // TestParseGolden checks Parse against real wrk output; expected figures are the JSON line's
 // values (µs → ms, requests / duration).
 func TestParseGolden(t *testing.T) {
-	want := map[string]results.Record{
+	want := map[string]record.Record{
 		"getuser-closed": {
 			Requests: 55725, DurationS: 2.099418, ThroughputRPS: 55725 / 2.099418,
-			LatencyMs: results.Latency{Mean: 0.51403, P50: 0.109, P90: 1.406, P99: 6.01, P999: 11.86, Max: 15.485},
+			LatencyMs: record.Latency{Mean: 0.51403, P50: 0.109, P90: 1.406, P99: 6.01, P999: 11.86, Max: 15.485},
 		},
 		"echo-1024-closed": {
 			Requests: 43941, DurationS: 2.019153, ThroughputRPS: 43941 / 2.019153,
-			LatencyMs: results.Latency{Mean: 0.836901, P50: 0.07, P90: 0.588, P99: 26.327, P999: 71.372, Max: 76.377},
+			LatencyMs: record.Latency{Mean: 0.836901, P50: 0.07, P90: 0.588, P99: 26.327, P999: 71.372, Max: 76.377},
 		},
 		"multiply-closed": {
 			Requests: 33043, DurationS: 2.100093, ThroughputRPS: 33043 / 2.100093,
-			LatencyMs: results.Latency{Mean: 0.316782, P50: 0.091, P90: 0.707, P99: 3.869, P999: 6.849, Max: 7.844},
+			LatencyMs: record.Latency{Mean: 0.316782, P50: 0.091, P90: 0.707, P99: 3.869, P999: 6.849, Max: 7.844},
 		},
 		"echo-too-large-closed": {
 			Requests: 26145, Errors: 26145, DurationS: 2.000418, ThroughputRPS: 26145 / 2.000418,
-			LatencyMs: results.Latency{Mean: 0.137217, P50: 0.071, P90: 0.092, P99: 2.391, P999: 6.171, Max: 8.223},
+			LatencyMs: record.Latency{Mean: 0.137217, P50: 0.071, P90: 0.092, P99: 2.391, P999: 6.171, Max: 8.223},
 		},
 	}
 	golden.CheckParse(t, goldenCases, tooltest.Expectations{
@@ -119,7 +119,7 @@ func TestParseGolden(t *testing.T) {
 		Errors: map[string]string{"unreachable-closed": "unable to connect to 127.0.0.1:1"},
 		// Throughput is a division done at run time; the expectation is folded at compile
 		// time with exact arithmetic, so they may differ in the last bit.
-		Tolerate: func(got *results.Record, w results.Record) {
+		Tolerate: func(got *record.Record, w record.Record) {
 			if math.Abs(got.ThroughputRPS-w.ThroughputRPS) <= 1e-9*w.ThroughputRPS {
 				got.ThroughputRPS = w.ThroughputRPS
 			}
