@@ -23,6 +23,9 @@ func WriteSummary(w io.Writer, plan *scenario.Plan, recs []record.Record) error 
 	// The legend sits right under the table whose Flags column it explains.
 	writeFlagNotes(&b, s)
 	writeRatios(&b, s)
+	writeTopologies(&b, s)
+	writeSweeps(&b, s)
+	writeCells(&b, s)
 	writeKnees(&b, s)
 	writeAgreement(&b, s)
 	writePublished(&b, s)

@@ -23,6 +23,11 @@ type Summary struct {
 	Knees     []KneeRow
 	Agreement []AgreementRow
 	Published []FigureRow
+	// Topologies says per step how each target was driven; Sweeps and Cells explain figures
+	// that differ (see explain.go).
+	Topologies []TopologyRow
+	Sweeps     []TopologySweep
+	Cells      []CellTable
 }
 
 // Group is the repeats of one step variant on one target with one tool.
@@ -32,6 +37,9 @@ type Group struct {
 	Connections, Concurrency     int
 	Rate                         float64
 	PayloadBytes                 int
+	InFlight                     int
+	Topology                     string // in words, from the record
+	HTTPVersion, Encoding        string // HTTP targets only
 
 	Runs   int // records, failed ones included
 	Failed int
@@ -101,6 +109,9 @@ func Summarize(plan *scenario.Plan, recs []record.Record) *Summary {
 	s.Knees = knees(plan, s.Groups)
 	s.Agreement = agreement(s.Groups)
 	s.Published = published(plan, s.Groups)
+	s.Topologies = topologies(s.Groups)
+	s.Sweeps = topologySweeps(s.Groups)
+	s.Cells = cellTables(plan, s.Groups)
 	return s
 }
 
@@ -128,7 +139,8 @@ func buildGroups(plan *scenario.Plan, recs []record.Record) []*Group {
 		g, ok := byKey[k]
 		if !ok {
 			g = &Group{Step: r.Step, BaseStep: r.Step, Target: r.Target, Tool: r.Tool, Method: r.Method, Model: r.Model,
-				Connections: r.Connections, Concurrency: r.Concurrency, Rate: r.Rate, PayloadBytes: r.PayloadBytes}
+				Connections: r.Connections, Concurrency: r.Concurrency, Rate: r.Rate, PayloadBytes: r.PayloadBytes,
+				InFlight: r.InFlight, Topology: r.Topology, HTTPVersion: r.HTTPVersion, Encoding: r.Encoding}
 			order[g] = len(runsOrZero(plan)) + i
 			if in, known := info[k]; known {
 				g.BaseStep, g.ServerCPUs = in.baseStep, in.serverCPUs
