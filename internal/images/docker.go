@@ -86,12 +86,17 @@ func (r *runner) exec(ctx context.Context, stdin io.Reader, extraEnv []string, n
 		return nil
 	}
 	tail := &tailBuffer{max: 16 << 10}
-	out := io.MultiWriter(tail, r.buildLog)
+	prog := &progress{}
+	out := io.MultiWriter(tail, prog, r.buildLog)
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Stdin = stdin
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = append(os.Environ(), extraEnv...)
-	if err := cmd.Run(); err != nil {
+	stop := make(chan struct{})
+	go reportProgress(r.log, commandSubject(name, args), prog, stop)
+	err := cmd.Run()
+	close(stop)
+	if err != nil {
 		if ctx.Err() != nil {
 			err = errors.Join(err, ctx.Err())
 		}
