@@ -33,7 +33,7 @@ PROTOCOL = "python-grpc"
 DEFAULT_LISTEN = ":50051"
 DEFAULT_METRICS_LISTEN = ":9100"
 DEFAULT_MAX_PAYLOAD_BYTES = 16 << 20  # contract.DefaultMaxPayloadBytes in Go
-FRAMING_SLACK_BYTES = 1024  # as grpcserver.FramingSlackBytes: room for the protobuf framing
+FRAMING_SLACK_BYTES = 1024  # as serverkit.FramingSlackBytes: every server caps a message at payload + this
 READY_PREFIX = "protobench-ready "
 
 # The same buckets as serverkit.DurationBuckets, so Go and Python histograms line up.

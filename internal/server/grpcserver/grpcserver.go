@@ -31,10 +31,9 @@ const Protocol = "grpc"
 // DefaultListen is the gRPC server's default address.
 const DefaultListen = ":50051"
 
-// FramingSlackBytes is added to the payload limit to get grpc-go's message-size limit: an
-// EchoRequest is the payload plus a tag byte and a length varint (at most 10 bytes), so a
-// payload of exactly the configured maximum still fits.
-const FramingSlackBytes = 1024
+// FramingSlackBytes is added to the payload limit to get grpc-go's message-size limit, the
+// limit every server shares (serverkit.MaxMessageBytes).
+const FramingSlackBytes = serverkit.FramingSlackBytes
 
 // Options are the server's settings. Zero values mean grpc-go's own defaults.
 type Options struct {
@@ -57,8 +56,8 @@ func New(opts Options, m *serverkit.Metrics) *Server {
 		maxPayload = contract.DefaultMaxPayloadBytes
 	}
 	so := []grpc.ServerOption{
-		grpc.MaxRecvMsgSize(maxPayload + FramingSlackBytes),
-		grpc.MaxSendMsgSize(maxPayload + FramingSlackBytes),
+		grpc.MaxRecvMsgSize(serverkit.MaxMessageBytes(maxPayload)),
+		grpc.MaxSendMsgSize(serverkit.MaxMessageBytes(maxPayload)),
 		grpc.MaxConcurrentStreams(uint32(opts.MaxConcurrentStreams)),
 	}
 	if opts.ReadBufferBytes > 0 {

@@ -14,9 +14,12 @@
 //
 // net/rpc has no status codes: an error is a string in the reply header. The metrics' code label
 // is therefore "OK" or "ERROR". Decoding errors (garbage or truncated frames) make net/rpc close
-// that one connection; the server keeps serving the others. A payload above the limit gets an
-// error reply; gob has already read it by then (net/rpc offers no earlier hook), so the limit
-// bounds what is echoed, not what is read.
+// that one connection; the server keeps serving the others. gob itself has no size limit and no
+// timeout, so each connection's reader follows gob's length-prefixed framing: a message that
+// declares more than serverkit.MaxMessageBytes (the limit every server shares), or that has begun
+// but not arrived whole within the read timeout, closes the connection before gob allocates or
+// waits for it. An Echo payload above the payload limit that fits in a message gets an error
+// reply.
 package netrpcserver
 
 import (
@@ -70,15 +73,23 @@ type GetUserArgs struct {
 	ID int64
 }
 
+// DefaultReadTimeout is how long a message, once begun, may take to arrive whole.
+const DefaultReadTimeout = time.Minute
+
 // Options are the server's settings.
 type Options struct {
 	MaxPayloadBytes int
+	// ReadTimeout bounds how long one gob message may take to arrive from its first byte; a
+	// connection idle between messages is never timed out. 0 means DefaultReadTimeout.
+	ReadTimeout time.Duration
 }
 
 // Server is the net/rpc server with Arith and Bench registered.
 type Server struct {
-	rpc      *rpc.Server
-	inflight atomic.Int64
+	rpc         *rpc.Server
+	inflight    atomic.Int64
+	maxMessage  uint64
+	readTimeout time.Duration
 
 	mu       sync.Mutex
 	ln       net.Listener
@@ -92,7 +103,15 @@ func New(opts Options, m *serverkit.Metrics) (*Server, error) {
 	if limit <= 0 {
 		limit = contract.DefaultMaxPayloadBytes
 	}
-	s := &Server{rpc: rpc.NewServer(), conns: map[net.Conn]struct{}{}}
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = DefaultReadTimeout
+	}
+	s := &Server{
+		rpc:         rpc.NewServer(),
+		conns:       map[net.Conn]struct{}{},
+		maxMessage:  uint64(serverkit.MaxMessageBytes(limit)),
+		readTimeout: opts.ReadTimeout,
+	}
 	h := handler{server: s, metrics: m, maxPayload: limit}
 	if err := s.rpc.RegisterName(ServiceArith, &Arith{h}); err != nil {
 		return nil, err
@@ -139,7 +158,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			continue
 		}
 		go func() {
-			s.rpc.ServeConn(conn)
+			s.rpc.ServeConn(&limitedConn{Conn: conn, maxMessage: s.maxMessage, timeout: s.readTimeout})
 			s.untrack(conn)
 		}()
 	}
@@ -194,14 +213,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// Spec describes the net/rpc server to serverkit. It has no knobs: seed 004 tuned the kernel
-// (file descriptors, port range), which compose's ulimits and sysctls cover.
+// Spec describes the net/rpc server to serverkit. Its one knob guards against slow clients;
+// seed 004 tuned only the kernel (file descriptors, port range), which compose's ulimits and
+// sysctls cover.
 var Spec = serverkit.Spec{
 	Protocol:      Protocol,
 	DefaultListen: DefaultListen,
 	Declare: func(fs *serverkit.Flags) serverkit.Builder {
+		read := fs.Duration("netrpc-read-timeout", "PROTOBENCH_NETRPC_READ_TIMEOUT", DefaultReadTimeout,
+			"time a gob message has to arrive whole, from its first byte")
 		return func(cfg serverkit.Config, m *serverkit.Metrics) (serverkit.Service, error) {
-			s, err := New(Options{MaxPayloadBytes: cfg.MaxPayloadBytes}, m)
+			s, err := New(Options{MaxPayloadBytes: cfg.MaxPayloadBytes, ReadTimeout: *read}, m)
 			if err != nil {
 				return nil, err
 			}

@@ -1,35 +1,52 @@
-// Package restserver serves the contract over HTTP/1.1 with net/http and encoding/json, the way
-// seed 003 wrote its REST side:
+// Package restserver serves the contract over HTTP with net/http, the way seed 003 wrote its REST
+// side, on one port that speaks both HTTP/1.1 and HTTP/2 cleartext with prior knowledge (h2c,
+// through http.Server.Protocols):
 //
-//	GET  /v1/users/{id}  -> {"id","name","email","age"}
-//	POST /v1/echo        body: the raw payload (application/octet-stream), echoed back raw, so the
-//	                     bytes on the wire are the same payload bytes the gRPC server echoes
-//	POST /v1/multiply    {"a","b"} -> {"product"}
-//	POST /v1/divide      {"a","b"} -> {"quotient","remainder"}
+//	GET  /v1/users/{id}  -> User
+//	POST /v1/echo        EchoRequest -> EchoResponse
+//	POST /v1/multiply    ArithRequest {"a","b"} -> MultiplyResponse {"product"}
+//	POST /v1/divide      ArithRequest {"a","b"} -> DivideResponse {"quotient","remainder"}
 //
-// Every error is a JSON body {"error": "..."}: 400 for malformed JSON, a bad id or division by
-// zero, 413 for a body above the payload limit, 404 for an unknown path and 405 (with Allow) for a
-// known path with the wrong method. Routing is a switch on the path rather than a ServeMux
-// pattern because the mux's own 404/405 answers are plain text.
+// Bodies come in two encodings. JSON is the default: Echo's body is then the raw payload
+// (application/octet-stream) in both directions, so the bytes on the wire are the same payload
+// bytes the gRPC server echoes, and the other bodies are JSON objects. Protobuf
+// (application/x-protobuf) uses the very messages gRPC uses (package benchpb). The request body's
+// encoding is its Content-Type; the response's is protobuf when Accept names
+// application/x-protobuf, JSON (raw bytes for Echo) when Accept names JSON or octet-stream, and
+// otherwise the request's own encoding (a GET without Accept gets JSON).
+//
+// Every error is a JSON body {"error": "..."} whatever the encoding: 400 for a malformed body, a
+// bad id or division by zero, 408 for a body that did not arrive in time, 413 for a body above the
+// size limit, 404 for an unknown path and 405 (with Allow) for a known path with the wrong method.
+// Routing is a switch on the path rather than a ServeMux pattern because the mux's own 404/405
+// answers are plain text.
+//
+// Limits against bad clients: every body is capped at serverkit.MaxMessageBytes (the limit every
+// server shares; Echo's raw payload at the payload limit itself), refused with 413 at once when
+// its declared length is larger, and read as it arrives, never into a buffer sized by a length
+// the client merely declared. Headers must arrive within the read-header timeout and a whole
+// request within the read timeout, counted from its first byte, so a keep-alive connection may
+// stay idle between requests as long as the idle timeout allows (forever by default).
 //
 // The metrics' code label is the HTTP status ("200", "413"); the method label is the contract
 // method, or "unknown" for paths outside the API.
 package restserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/protobench/protobench/internal/contract"
+	"github.com/protobench/protobench/internal/contract/benchpb"
 	"github.com/protobench/protobench/internal/serverkit"
 )
 
@@ -47,18 +64,25 @@ const (
 	PathDivide   = "/v1/divide"
 )
 
-// ArithRequest is the body of /v1/multiply and /v1/divide.
+// Content types.
+const (
+	ContentTypeJSON        = "application/json"
+	ContentTypeOctetStream = "application/octet-stream"
+	ContentTypeProtobuf    = "application/x-protobuf"
+)
+
+// ArithRequest is the JSON body of /v1/multiply and /v1/divide.
 type ArithRequest struct {
 	A *int64 `json:"a"`
 	B *int64 `json:"b"`
 }
 
-// MultiplyResponse is the body /v1/multiply returns.
+// MultiplyResponse is the JSON body /v1/multiply returns.
 type MultiplyResponse struct {
 	Product int64 `json:"product"`
 }
 
-// DivideResponse is the body /v1/divide returns.
+// DivideResponse is the JSON body /v1/divide returns.
 type DivideResponse struct {
 	Quotient  int64 `json:"quotient"`
 	Remainder int64 `json:"remainder"`
@@ -69,19 +93,37 @@ type ErrorResponse struct {
 	Error string `json:"error"`
 }
 
-// maxArithBodyBytes caps the JSON bodies of multiply and divide: two int64 in JSON fit in well
-// under 100 bytes, so anything near this is not a request worth parsing.
-const maxArithBodyBytes = 64 << 10
+// Defaults of the timeouts.
+const (
+	DefaultReadHeaderTimeout = time.Minute
+	DefaultReadTimeout       = time.Minute
+	// DefaultMaxConcurrentStreams is net/http's own HTTP/2 default, enough for the 100 requests
+	// in flight on one connection that the topology sweep runs.
+	DefaultMaxConcurrentStreams = 250
+)
+
+// keepIdleForever stands for "no idle timeout": net/http falls back to ReadTimeout for idle
+// connections when IdleTimeout is 0, which would close the keep-alive connections a benchmark
+// leaves idle between steps.
+const keepIdleForever = 100 * 365 * 24 * time.Hour
 
 // Options are the server's settings.
 type Options struct {
 	MaxPayloadBytes int
-	// ReadHeaderTimeout bounds how long a connection may take to send request headers, the one
-	// guard net/http needs against clients that connect and never finish a request.
+	// ReadHeaderTimeout bounds how long a connection may take to send request headers (HTTP/1.1)
+	// or, on a new connection, its first bytes: the guard against clients that connect and never
+	// finish a request. 0 means DefaultReadHeaderTimeout.
 	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds how long a whole request, body included, may take to arrive, counted
+	// from its first byte (HTTP/1.1) or its headers (an HTTP/2 stream): the guard against bodies
+	// that drip in. 0 means DefaultReadTimeout.
+	ReadTimeout time.Duration
 	// IdleTimeout closes keep-alive connections idle this long; 0 keeps them open (benchmarks
 	// reuse connections across long pauses such as a warm-up gap).
 	IdleTimeout time.Duration
+	// MaxConcurrentStreams bounds the HTTP/2 streams per connection; 0 means
+	// DefaultMaxConcurrentStreams.
+	MaxConcurrentStreams int
 }
 
 // Server is the REST server.
@@ -89,6 +131,7 @@ type Server struct {
 	http       *http.Server
 	metrics    *serverkit.Metrics
 	maxPayload int
+	maxMessage int
 }
 
 // New builds the server. Metrics may be nil.
@@ -97,13 +140,29 @@ func New(opts Options, m *serverkit.Metrics) *Server {
 	if s.maxPayload <= 0 {
 		s.maxPayload = contract.DefaultMaxPayloadBytes
 	}
+	s.maxMessage = serverkit.MaxMessageBytes(s.maxPayload)
 	if opts.ReadHeaderTimeout <= 0 {
-		opts.ReadHeaderTimeout = time.Minute
+		opts.ReadHeaderTimeout = DefaultReadHeaderTimeout
 	}
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = DefaultReadTimeout
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = keepIdleForever
+	}
+	if opts.MaxConcurrentStreams <= 0 {
+		opts.MaxConcurrentStreams = DefaultMaxConcurrentStreams
+	}
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
 	s.http = &http.Server{
 		Handler:           s,
+		Protocols:         &protocols,
 		ReadHeaderTimeout: opts.ReadHeaderTimeout,
+		ReadTimeout:       opts.ReadTimeout,
 		IdleTimeout:       opts.IdleTimeout,
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: opts.MaxConcurrentStreams},
 	}
 	return s
 }
@@ -133,14 +192,20 @@ var Spec = serverkit.Spec{
 	DefaultListen: DefaultListen,
 	Declare: func(fs *serverkit.Flags) serverkit.Builder {
 		idle := fs.Duration("http-idle-timeout", "PROTOBENCH_HTTP_IDLE_TIMEOUT", 0,
-			"close keep-alive connections idle this long; 0 keeps them (net/http default)")
-		header := fs.Duration("http-read-header-timeout", "PROTOBENCH_HTTP_READ_HEADER_TIMEOUT", time.Minute,
+			"close keep-alive connections idle this long; 0 keeps them")
+		header := fs.Duration("http-read-header-timeout", "PROTOBENCH_HTTP_READ_HEADER_TIMEOUT", DefaultReadHeaderTimeout,
 			"time a connection has to send its request headers")
+		read := fs.Duration("http-read-timeout", "PROTOBENCH_HTTP_READ_TIMEOUT", DefaultReadTimeout,
+			"time a request has to arrive whole, body included, from its first byte")
+		streams := fs.Int("http2-max-concurrent-streams", "PROTOBENCH_HTTP2_MAX_CONCURRENT_STREAMS", DefaultMaxConcurrentStreams,
+			"HTTP/2 (h2c) streams per connection")
 		return func(cfg serverkit.Config, m *serverkit.Metrics) (serverkit.Service, error) {
 			return serverkit.Bind(cfg.Listen, New(Options{
-				MaxPayloadBytes:   cfg.MaxPayloadBytes,
-				ReadHeaderTimeout: *header,
-				IdleTimeout:       *idle,
+				MaxPayloadBytes:      cfg.MaxPayloadBytes,
+				ReadHeaderTimeout:    *header,
+				ReadTimeout:          *read,
+				IdleTimeout:          *idle,
+				MaxConcurrentStreams: *streams,
 			}, m))
 		}
 	},
@@ -178,72 +243,100 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) (string, int) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			return contract.MethodGetUser, methodNotAllowed(w, http.MethodGet)
 		}
-		return contract.MethodGetUser, s.getUser(w, p[len(PathUsers):])
+		return contract.MethodGetUser, s.getUser(w, r, p[len(PathUsers):])
 	default:
 		return "unknown", writeError(w, http.StatusNotFound, fmt.Sprintf("no such path %q; the API is GET %s{id}, POST %s, POST %s, POST %s", p, PathUsers, PathEcho, PathMultiply, PathDivide))
 	}
 }
 
-func (s *Server) getUser(w http.ResponseWriter, idText string) int {
+func (s *Server) getUser(w http.ResponseWriter, r *http.Request, idText string) int {
 	id, err := strconv.ParseInt(idText, 10, 64)
 	if err != nil {
 		return writeError(w, http.StatusBadRequest, fmt.Sprintf("user id %q: want a decimal int64", idText))
 	}
-	return writeJSON(w, http.StatusOK, contract.UserByID(id))
+	u := contract.UserByID(id)
+	if responseEncoding(r, encJSON) == encProto {
+		return writeProto(w, &benchpb.User{Id: u.ID, Name: u.Name, Email: u.Email, Age: u.Age})
+	}
+	return writeJSON(w, http.StatusOK, u)
 }
 
 func (s *Server) echo(w http.ResponseWriter, r *http.Request) int {
-	if r.ContentLength > int64(s.maxPayload) {
-		return writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("payload of %d bytes exceeds the limit of %d", r.ContentLength, s.maxPayload))
+	in := requestEncoding(r)
+	limit := s.maxPayload
+	if in == encProto {
+		limit = s.maxMessage
 	}
-	body := http.MaxBytesReader(w, r.Body, int64(s.maxPayload))
-	var payload []byte
-	var err error
-	if r.ContentLength >= 0 {
-		// The length is known and within the limit: read into one exact buffer, no regrowth.
-		payload = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(body, payload)
-	} else {
-		var buf bytes.Buffer
-		_, err = buf.ReadFrom(body)
-		payload = buf.Bytes()
-	}
+	body, code, err := readBody(w, r, limit)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("payload exceeds the limit of %d bytes", s.maxPayload))
-		}
-		return writeError(w, http.StatusBadRequest, "reading body: "+err.Error())
+		return writeError(w, code, err.Error())
 	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Length", strconv.Itoa(len(payload)))
-	w.WriteHeader(http.StatusOK)
-	w.Write(payload)
-	return http.StatusOK
+	payload := body
+	if in == encProto {
+		var req benchpb.EchoRequest
+		if err := proto.Unmarshal(body, &req); err != nil {
+			return writeError(w, http.StatusBadRequest, "malformed protobuf: want a protobench.v1.EchoRequest: "+err.Error())
+		}
+		payload = req.GetPayload()
+	}
+	if len(payload) > s.maxPayload {
+		return writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("payload of %d bytes exceeds the limit of %d", len(payload), s.maxPayload))
+	}
+	if responseEncoding(r, in) == encProto {
+		return writeProto(w, &benchpb.EchoResponse{Payload: payload})
+	}
+	return writeBody(w, http.StatusOK, ContentTypeOctetStream, payload)
 }
 
+const arithShape = `{"a": <int64>, "b": <int64>}`
+
 func (s *Server) arith(w http.ResponseWriter, r *http.Request, divide bool) int {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxArithBodyBytes))
-	var req ArithRequest
-	if err := dec.Decode(&req); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body exceeds %d bytes", maxArithBodyBytes))
+	in := requestEncoding(r)
+	var a, b int64
+	if in == encProto {
+		body, code, err := readBody(w, r, s.maxMessage)
+		if err != nil {
+			return writeError(w, code, err.Error())
 		}
-		return writeError(w, http.StatusBadRequest, `malformed JSON: want {"a": <int64>, "b": <int64>}: `+err.Error())
+		var req benchpb.ArithRequest
+		if err := proto.Unmarshal(body, &req); err != nil {
+			return writeError(w, http.StatusBadRequest, "malformed protobuf: want a protobench.v1.ArithRequest: "+err.Error())
+		}
+		a, b = req.GetA(), req.GetB()
+	} else {
+		if r.ContentLength > int64(s.maxMessage) {
+			return writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body of %d bytes exceeds the limit of %d", r.ContentLength, s.maxMessage))
+		}
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, int64(s.maxMessage)))
+		var req ArithRequest
+		if err := dec.Decode(&req); err != nil {
+			if code, msg := bodyError(err, s.maxMessage); code != 0 {
+				return writeError(w, code, msg)
+			}
+			return writeError(w, http.StatusBadRequest, "malformed JSON: want "+arithShape+": "+err.Error())
+		}
+		if dec.More() {
+			return writeError(w, http.StatusBadRequest, "malformed JSON: trailing data after "+arithShape)
+		}
+		if req.A == nil || req.B == nil {
+			return writeError(w, http.StatusBadRequest, "missing field: want "+arithShape)
+		}
+		a, b = *req.A, *req.B
 	}
-	if dec.More() {
-		return writeError(w, http.StatusBadRequest, `malformed JSON: trailing data after {"a": <int64>, "b": <int64>}`)
-	}
-	if req.A == nil || req.B == nil {
-		return writeError(w, http.StatusBadRequest, `missing field: want {"a": <int64>, "b": <int64>}`)
-	}
+	out := responseEncoding(r, in)
 	if !divide {
-		return writeJSON(w, http.StatusOK, MultiplyResponse{Product: contract.Multiply(*req.A, *req.B)})
+		p := contract.Multiply(a, b)
+		if out == encProto {
+			return writeProto(w, &benchpb.MultiplyResponse{Product: p})
+		}
+		return writeJSON(w, http.StatusOK, MultiplyResponse{Product: p})
 	}
-	q, rem, err := contract.Divide(*req.A, *req.B)
+	q, rem, err := contract.Divide(a, b)
 	if err != nil {
 		return writeError(w, http.StatusBadRequest, err.Error())
+	}
+	if out == encProto {
+		return writeProto(w, &benchpb.DivideResponse{Quotient: q, Remainder: rem})
 	}
 	return writeJSON(w, http.StatusOK, DivideResponse{Quotient: q, Remainder: rem})
 }
@@ -264,8 +357,20 @@ func writeJSON(w http.ResponseWriter, code int, v any) int {
 		b = []byte(`{"error":"encoding response"}`)
 	}
 	b = append(b, '\n')
+	return writeBody(w, code, ContentTypeJSON, b)
+}
+
+func writeProto(w http.ResponseWriter, m proto.Message) int {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return writeError(w, http.StatusInternalServerError, "encoding response: "+err.Error())
+	}
+	return writeBody(w, http.StatusOK, ContentTypeProtobuf, b)
+}
+
+func writeBody(w http.ResponseWriter, code int, contentType string, b []byte) int {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
+	h.Set("Content-Type", contentType)
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(code)
 	w.Write(b)

@@ -17,9 +17,9 @@
 //
 // Bad input never stops the loops: a message with the wrong frames, an unknown method, a body
 // that is not the expected protobuf message or a payload above the limit each get an ERR reply;
-// bytes that are not ZMTP are dropped by libzmq with the connection. Messages far above the limit
-// (twice the payload limit plus framing) are refused by libzmq's ZMQ_MAXMSGSIZE, which drops that
-// peer's connection instead of buffering the message.
+// bytes that are not ZMTP are dropped by libzmq with the connection. A frame above the limit every
+// server shares (serverkit.MaxMessageBytes: the payload limit plus 1 KiB of framing) is refused
+// by libzmq's ZMQ_MAXMSGSIZE, which drops that peer's connection instead of buffering the frame.
 package zmqserver
 
 import (
@@ -102,9 +102,9 @@ func New(opts Options, m *serverkit.Metrics) (*Server, error) {
 		s.closeAll()
 		return nil, fmt.Errorf("--zmq-io-threads %d: %w", opts.IOThreads, err)
 	}
-	// A frame may be the payload plus its protobuf framing; twice that is clearly not a request
-	// worth reading, so libzmq drops the sender rather than buffering it.
-	maxMsg := int64(2*opts.MaxPayloadBytes + 64<<10)
+	// A body frame is the payload plus its protobuf framing, a pipeline frame the raw payload:
+	// anything larger is dropped with its sender by libzmq rather than buffered.
+	maxMsg := int64(serverkit.MaxMessageBytes(opts.MaxPayloadBytes))
 	for _, b := range []struct {
 		name, addr string
 		typ        zmq.Type
