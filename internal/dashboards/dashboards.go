@@ -82,11 +82,12 @@ func dashboard(uid, title, description string, vars []Variable, sections ...sect
 	id, y := 1, 0
 	for _, s := range sections {
 		collapsed := false
+		none := []Panel{}
 		panels = append(panels, Panel{
 			Collapsed: &collapsed,
 			GridPos:   GridPos{H: rowHeight, W: gridColumns, X: 0, Y: y},
 			ID:        id,
-			Panels:    []Panel{},
+			Panels:    &none,
 			Title:     s.title,
 			Type:      "row",
 		})
@@ -119,8 +120,8 @@ func dashboard(uid, title, description string, vars []Variable, sections ...sect
 		Editable:     true,
 		GraphTooltip: 1, // shared crosshair: line up client, server and container at one instant
 		Links: []Link{{
-			AsDropdown: false, IncludeVars: false, KeepTime: true,
-			Tags: []string{tag}, Title: "protobench", Type: "dashboards",
+			AsDropdown: false, Icon: "external link", IncludeVars: false, KeepTime: true,
+			Tags: []string{tag}, Title: "protobench", Tooltip: "", Type: "dashboards",
 		}},
 		Panels:        panels,
 		Refresh:       "5s",

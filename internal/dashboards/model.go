@@ -71,10 +71,12 @@ type Annotation struct {
 // Link is a dashboard link shown in the top bar.
 type Link struct {
 	AsDropdown  bool     `json:"asDropdown"`
+	Icon        string   `json:"icon"`
 	IncludeVars bool     `json:"includeVars"`
 	KeepTime    bool     `json:"keepTime"`
 	Tags        []string `json:"tags"`
 	Title       string   `json:"title"`
+	Tooltip     string   `json:"tooltip"`
 	Type        string   `json:"type"`
 }
 
@@ -87,7 +89,7 @@ type Panel struct {
 	GridPos     GridPos      `json:"gridPos"`
 	ID          int          `json:"id"`
 	Options     *Options     `json:"options,omitempty"`
-	Panels      []Panel      `json:"panels,omitempty"`
+	Panels      *[]Panel     `json:"panels,omitempty"` // rows only: Grafana's schema requires the list on a row
 	Targets     []Target     `json:"targets,omitempty"`
 	Title       string       `json:"title"`
 	Type        string       `json:"type"`

@@ -74,7 +74,9 @@ func flatten(panels []Panel) []Panel {
 	var out []Panel
 	for _, p := range panels {
 		out = append(out, p)
-		out = append(out, flatten(p.Panels)...)
+		if p.Panels != nil {
+			out = append(out, flatten(*p.Panels)...)
+		}
 	}
 	return out
 }
