@@ -245,7 +245,7 @@ func (d *decoder) decodeFigure(n *yaml.Node, field string) Figure {
 				}
 			}
 			d.mapping(v, f, map[string]keyHandler{
-				"connections": num("connections"), "concurrency": num("concurrency"),
+				"connections": num("connections"), "concurrency": num("concurrency"), "in_flight": num("in_flight"),
 				"payload_bytes": num("payload_bytes"), "rate": num("rate"),
 			})
 		},
