@@ -430,6 +430,8 @@ func MatchVariant(match map[string]float64, v Variant) bool {
 			got = float64(v.PayloadBytes)
 		case "rate":
 			got = v.Rate
+		case "in_flight":
+			got = float64(v.InFlight)
 		}
 		if got != want {
 			return false
