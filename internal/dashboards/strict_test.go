@@ -3,8 +3,8 @@ package dashboards
 import (
 	"testing"
 
-	sdk "github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/cog/plugins"
+	sdk "github.com/grafana/grafana-foundation-sdk/go/dashboard"
 )
 
 // TestDashboardsDecodeStrictly decodes every dashboard with the Grafana foundation SDK's strict

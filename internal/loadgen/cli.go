@@ -42,6 +42,7 @@ type Flags struct {
 	Warmup         time.Duration
 	PayloadBytes   int
 	Out            string
+	Timeseries     string
 	ZMQPattern     string
 	ZMQMetricsURL  string
 	ZMQPullAddr    string
@@ -106,6 +107,7 @@ func NewFlagSet(stderr io.Writer) (*flag.FlagSet, *Flags) {
 	fs.DurationVar(&f.Warmup, "warmup", time.Second, "warm-up before the measured window (not recorded)")
 	fs.IntVar(&f.PayloadBytes, "payload-bytes", 0, "Echo/EchoStream/Publish/push payload size in bytes")
 	fs.StringVar(&f.Out, "out", "", "write the JSON result to this file (- for stdout, then the text report goes to stderr)")
+	fs.StringVar(&f.Timeseries, "timeseries", "", "write the per-second timeline (warm-up included) as JSON to this file")
 	fs.StringVar(&f.ZMQPattern, "zmq-pattern", "", "ZeroMQ pattern: dealer (pipelined, default), req (lockstep), push (to the server's PULL sink), sub (fan-out via Publish)")
 	fs.StringVar(&f.ZMQMetricsURL, "zmq-metrics-url", "", "zmq push: the server's /metrics URL where the sink is counted (default http://<target host>:9100/metrics)")
 	fs.StringVar(&f.ZMQPullAddr, "zmq-pull-addr", "", "zmq push: the server's PULL sink host:port (default <target host>:5556)")
@@ -280,6 +282,9 @@ func (f *Flags) Config() (*Config, error) {
 			return nil, errors.New("the open-model schedule holds no request: raise the rate or the duration")
 		}
 	}
+	if f.Timeseries != "" && f.Timeseries == f.Out {
+		return nil, fmt.Errorf("--timeseries %q: the same file as --out; give it a name of its own", f.Timeseries)
+	}
 	switch f.Progress {
 	case "auto", "on", "off":
 	default:
@@ -408,6 +413,12 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return ExitFail
 		}
 	}
+	if f.Timeseries != "" {
+		if err := writeJSON(f.Timeseries, stdout, res.Timeseries()); err != nil {
+			fmt.Fprintf(stderr, "protobench load: --timeseries %s: %v\n", f.Timeseries, err)
+			return ExitFail
+		}
+	}
 	if ms != nil && f.MetricsLinger > 0 {
 		select {
 		case <-time.After(f.MetricsLinger):
@@ -429,8 +440,8 @@ func isFlagPkgError(err error) bool {
 		strings.HasPrefix(s, "invalid boolean") || strings.HasPrefix(s, "bad flag syntax") || strings.HasPrefix(s, "flag needs an argument")
 }
 
-func writeJSON(path string, stdout io.Writer, res *Result) error {
-	b, err := json.MarshalIndent(res, "", "  ")
+func writeJSON(path string, stdout io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -130,6 +130,7 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 		resultDir:    dir, rawMount: "/raw", promURL: "http://prometheus:9090", settle: 2500 * time.Millisecond,
 		log: func(format string, args ...any) { fmt.Fprintf(opts.Stderr, "protobench: "+format+"\n", args...) },
 	}
+	steps := trackSteps(sr, env.prometheusURL)
 	prog := &progress{w: opts.Stdout, start: time.Now(), total: len(plan.Runs), estimate: plan.TotalDuration}
 	for i, r := range plan.Runs {
 		if ctx.Err() != nil {
@@ -140,7 +141,7 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 			continue
 		}
 		prog.begin(i+1, r)
-		rec := sr.run(ctx, plan, r)
+		rec := steps.run(ctx, plan, r)
 		if rec.Error != "" {
 			fmt.Fprintf(opts.Stderr, "protobench: %s: %s\n", r.ID, rec.Error)
 		}

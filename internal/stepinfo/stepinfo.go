@@ -86,7 +86,8 @@ type Exporter struct {
 type beat struct {
 	stop chan struct{}
 	done chan struct{}
-	last time.Time // newest step_info sample written
+	last   time.Time // newest step_info sample written
+	warned bool      // one failure is reported per step, not one a second
 }
 
 // New returns an exporter writing to the Prometheus at baseURL (as the host reaches it). logf
@@ -105,7 +106,10 @@ func (e *Exporter) Begin(ctx context.Context, s Step) {
 	write := func(now time.Time) {
 		ts := now.Truncate(time.Millisecond)
 		if err := e.w.Write(ctx, []Series{{Name: InfoMetric, Labels: labels, Samples: []Sample{{ts, 1}}}}); err != nil {
-			e.logf("step annotation for %s/%s/%s: %v", s.Step, s.Target, s.Tool, err)
+			if !b.warned && ctx.Err() == nil {
+				e.logf("step annotation for %s: %v", s, err)
+			}
+			b.warned = true
 			return
 		}
 		b.last = ts
@@ -148,7 +152,7 @@ func (e *Exporter) Finish(ctx context.Context, s Step, rec record.Record) {
 	}
 	series = append(series, Figures(s, rec)...)
 	if err := e.w.Write(ctx, series); err != nil {
-		e.logf("step figures for %s/%s/%s: %v", s.Step, s.Target, s.Tool, err)
+		e.logf("step figures for %s: %v", s, err)
 	}
 }
 

@@ -75,9 +75,9 @@ func TestExporterWritesStepWindowAndFigures(t *testing.T) {
 	time.Sleep(3200 * time.Millisecond)
 	rec := record.Record{
 		ThroughputRPS: 1234.5, Errors: 3, Requests: 300, CPUMicrosPerRequest: 42,
-		LatencyMs:     record.Latency{P99: 2.5},
-		StartUnix:     float64(began.Add(500*time.Millisecond).UnixNano()) / 1e9,
-		EndUnix:       float64(time.Now().UnixNano()) / 1e9,
+		LatencyMs: record.Latency{P99: 2.5},
+		StartUnix: float64(began.Add(500*time.Millisecond).UnixNano()) / 1e9,
+		EndUnix:   float64(time.Now().UnixNano()) / 1e9,
 	}
 	e.Finish(ctx, s, rec)
 	finished := time.Now()
