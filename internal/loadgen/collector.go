@@ -6,6 +6,8 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/protobench/protobench/internal/record"
 )
 
 // SeriesPoint is one second of a run: requests that completed in it, and their latency.
@@ -36,7 +38,12 @@ type collector struct {
 	ivSvc    *hdr.Histogram
 	cumLat   *hdr.Histogram // measured so far, for "p99 so far"
 	series   []SeriesPoint
+	points   []record.TimeseriesPoint // warm-up included
 	lastTick time.Time
+	// prevLat and prevSvc hold the last point's interval, so that the drain's sliver can be
+	// folded into it with exact percentiles.
+	prevLat *hdr.Histogram
+	prevSvc *hdr.Histogram
 
 	measured     bool
 	measuredReqs int64
@@ -49,6 +56,7 @@ func newCollector(e *engine, start time.Time) *collector {
 	c := &collector{
 		e: e, start: start, lastTick: start,
 		ivLat: newSeriesHistogram(), ivSvc: newSeriesHistogram(), cumLat: newSeriesHistogram(),
+		prevLat: newSeriesHistogram(), prevSvc: newSeriesHistogram(),
 		live: map[string]int64{},
 	}
 	for range e.recorders {
@@ -155,27 +163,62 @@ func (c *collector) tick(now time.Time, final bool) {
 		c.measuredReqs += reqs
 		c.measuredErrs += errs
 	}
+	open := c.e.cfg.Open()
 	if n := len(c.series); final && n > 0 && span < time.Second/2 {
 		// The drain after the last full second is a sliver: fold its stragglers into the last
 		// point rather than plot a sliver's rate as a second of its own.
+		c.prevLat.Merge(c.ivLat)
+		c.prevSvc.Merge(c.ivSvc)
 		last := &c.series[n-1]
 		last.Requests += reqs
 		last.Errors += errs
 		last.span += span
 		last.ThroughputRPS = round3(float64(last.Requests) / last.span.Seconds())
-	} else if c.measured && span > 0 {
-		c.series = append(c.series, SeriesPoint{
-			span:              span,
+		last.P50Ms, last.P99Ms = ms2(c.prevLat, 50), ms2(c.prevLat, 99)
+		last.SchedulerLagMaxMs = max(last.SchedulerLagMaxMs, lagMs(lagMax))
+		p := &c.points[len(c.points)-1]
+		p.Requests, p.Errors, p.ThroughputRPS = last.Requests, last.Errors, last.ThroughputRPS
+		p.SpanS = round3(last.span.Seconds())
+		p.SchedulerLagMaxMs = last.SchedulerLagMaxMs
+		p.LatencyMs = pointLatency(c.prevLat)
+		if open {
+			svc := pointLatency(c.prevSvc)
+			p.ServiceTimeMs = &svc
+		}
+	} else if span > 0 {
+		p := record.TimeseriesPoint{
 			TS:                round3(now.Sub(ms).Seconds()),
+			SpanS:             round3(span.Seconds()),
+			Warmup:            !c.measured,
 			Requests:          reqs,
 			Errors:            errs,
 			ThroughputRPS:     round3(rate),
 			TargetRPS:         round3(c.e.sched.TargetRate(now.Add(-span / 2))),
-			P50Ms:             ms2(c.ivLat, 50),
-			P99Ms:             ms2(c.ivLat, 99),
+			LatencyMs:         pointLatency(c.ivLat),
 			Inflight:          inflight,
-			SchedulerLagMaxMs: round3(float64(lagMax.Microseconds()) / 1000),
-		})
+			SchedulerLagMaxMs: lagMs(lagMax),
+		}
+		if open {
+			svc := pointLatency(c.ivSvc)
+			p.ServiceTimeMs = &svc
+		}
+		c.points = append(c.points, p)
+		if c.measured {
+			c.series = append(c.series, SeriesPoint{
+				span:              span,
+				TS:                p.TS,
+				Requests:          reqs,
+				Errors:            errs,
+				ThroughputRPS:     p.ThroughputRPS,
+				TargetRPS:         p.TargetRPS,
+				P50Ms:             p.LatencyMs.P50,
+				P99Ms:             p.LatencyMs.P99,
+				Inflight:          inflight,
+				SchedulerLagMaxMs: p.SchedulerLagMaxMs,
+			})
+		}
+		c.ivLat, c.prevLat = c.prevLat, c.ivLat
+		c.ivSvc, c.prevSvc = c.prevSvc, c.ivSvc
 	}
 	if f := c.e.opts.Progress; f != nil {
 		p := Progress{RateRPS: rate, TargetRPS: c.e.sched.TargetRate(now), Requests: c.measuredReqs, Errors: c.measuredErrs, Inflight: inflight}
@@ -188,6 +231,16 @@ func (c *collector) tick(now time.Time, final bool) {
 		f(p)
 	}
 }
+
+// pointLatency summarizes an interval's histogram (microseconds) in milliseconds.
+func pointLatency(h *hdr.Histogram) record.PointLatency {
+	if h.TotalCount() == 0 {
+		return record.PointLatency{}
+	}
+	return record.PointLatency{P50: ms2(h, 50), P99: ms2(h, 99), Max: ms(h.Max())}
+}
+
+func lagMs(d time.Duration) float64 { return round3(float64(d.Microseconds()) / 1000) }
 
 func ms2(h *hdr.Histogram, pct float64) float64 {
 	if h.TotalCount() == 0 {

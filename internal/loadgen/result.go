@@ -49,6 +49,7 @@ type Result struct {
 
 	latency *hdr.Histogram
 	service *hdr.Histogram
+	points  []record.TimeseriesPoint
 }
 
 // HistogramExport carries the full histograms, losslessly.
@@ -65,6 +66,20 @@ func (r *Result) LatencyHistogram() *hdr.Histogram { return r.latency }
 
 // ServiceHistogram is the merged service-time histogram in microseconds.
 func (r *Result) ServiceHistogram() *hdr.Histogram { return r.service }
+
+// Timeseries is the run's per-second timeline, warm-up included (`--timeseries`).
+func (r *Result) Timeseries() *record.Timeseries {
+	ts := &record.Timeseries{
+		Version: record.TimeseriesVersion, Scenario: r.Scenario, Step: r.Step,
+		Target: r.Target, Tool: r.Tool, Method: r.Method, Model: r.Model,
+		StartUnix: r.StartUnix, EndUnix: r.EndUnix, IntervalS: 1,
+		Points: r.points,
+	}
+	if ts.Points == nil {
+		ts.Points = []record.TimeseriesPoint{}
+	}
+	return ts
+}
 
 func (e *engine) baseResult() *Result {
 	cfg := e.cfg
@@ -173,6 +188,7 @@ func (e *engine) result(c *collector) (*Result, error) {
 		r.Histograms.SchedulerLag = EncodeHistogram(lag)
 	}
 	r.Series = c.series
+	r.points = c.points
 	if r.Series == nil {
 		r.Series = []SeriesPoint{}
 	}

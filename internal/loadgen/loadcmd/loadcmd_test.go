@@ -54,6 +54,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"unknown method", []string{"--target", "netrpc://127.0.0.1:1", "--method", "Frobnicate"}, "--method \"Frobnicate\""},
 		{"payload too big", []string{"--target", "grpc://127.0.0.1:1", "--payload-bytes", "999999999"}, "--payload-bytes"},
 		{"bad progress", []string{"--target", "grpc://127.0.0.1:1", "--progress", "maybe"}, "--progress"},
+		{"timeseries over the result", []string{"--target", "grpc://127.0.0.1:1", "--out", "r.json", "--timeseries", "r.json"}, "--timeseries \"r.json\": the same file as --out"},
 		{"bad duration", []string{"--target", "grpc://127.0.0.1:1", "--duration", "ten"}, "invalid value"},
 		{"stray argument", []string{"--target", "grpc://127.0.0.1:1", "extra"}, "unexpected argument"},
 	}

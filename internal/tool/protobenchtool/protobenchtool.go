@@ -50,6 +50,9 @@ func (Adapter) OwnWarmup() bool { return true }
 // ResultFile is the base name of the JSON result under RawDir.
 func ResultFile(inv tool.Invocation) string { return inv.RawPrefix + ".json" }
 
+// TimeseriesFile is the base name of the per-second timeline under RawDir (record.Timeseries).
+func TimeseriesFile(inv tool.Invocation) string { return inv.RawPrefix + ".timeseries.json" }
+
 // Check reports why the generator cannot run the invocation, in the generator's own words.
 func (a Adapter) Check(inv tool.Invocation) error {
 	switch inv.Model {
@@ -90,6 +93,7 @@ func (Adapter) Args(inv tool.Invocation) []string {
 		"--warmup", inv.Warmup.String(),
 		"--payload-bytes", strconv.Itoa(inv.PayloadBytes),
 		"--out", path.Join(inv.RawDir, ResultFile(inv)),
+		"--timeseries", path.Join(inv.RawDir, TimeseriesFile(inv)),
 		"--metrics-listen", MetricsListen,
 	)
 	keys := make([]string, 0, len(inv.Labels))

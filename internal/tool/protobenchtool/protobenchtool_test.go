@@ -31,7 +31,7 @@ func TestArgs(t *testing.T) {
 				Connections: 4, Concurrency: 25, Warmup: 5 * time.Second, Duration: 30 * time.Second, RawDir: "/raw", RawPrefix: "s1-r1", Labels: labels},
 			want: []string{"load", "--target", "grpc://grpc:50051", "--target-name", "grpc", "--method", "GetUser",
 				"--connections", "4", "--concurrency", "25", "--duration", "30s", "--warmup", "5s", "--payload-bytes", "0",
-				"--out", "/raw/s1-r1.json", "--metrics-listen", ":9102",
+				"--out", "/raw/s1-r1.json", "--timeseries", "/raw/s1-r1.timeseries.json", "--metrics-listen", ":9102",
 				"--label", "run_id=20260101T000000Z", "--label", "scenario=grpc-vs-rest", "--label", "step=getuser", "--progress", "off"},
 		},
 		{
@@ -40,7 +40,7 @@ func TestArgs(t *testing.T) {
 				Connections: 64, Concurrency: 1, PayloadBytes: 1024, Duration: 10 * time.Second, RawDir: "/raw", RawPrefix: "s2"},
 			want: []string{"load", "--target", "http://rest:8080", "--target-name", "rest", "--method", "Echo",
 				"--connections", "64", "--concurrency", "1", "--rate", "2500.5", "--duration", "10s", "--warmup", "0s", "--payload-bytes", "1024",
-				"--out", "/raw/s2.json", "--metrics-listen", ":9102", "--progress", "off"},
+				"--out", "/raw/s2.json", "--timeseries", "/raw/s2.timeseries.json", "--metrics-listen", ":9102", "--progress", "off"},
 		},
 		{
 			name: "ZeroMQ pattern",
@@ -48,7 +48,7 @@ func TestArgs(t *testing.T) {
 				Connections: 2, Concurrency: 1, PayloadBytes: 256, Duration: 10 * time.Second, RawDir: "/raw", RawPrefix: "s3"},
 			want: []string{"load", "--target", "zmq://zeromq:5555", "--target-name", "zeromq", "--method", "Echo", "--zmq-pattern", "push",
 				"--connections", "2", "--concurrency", "1", "--duration", "10s", "--warmup", "0s", "--payload-bytes", "256",
-				"--out", "/raw/s3.json", "--metrics-listen", ":9102", "--progress", "off"},
+				"--out", "/raw/s3.json", "--timeseries", "/raw/s3.timeseries.json", "--metrics-listen", ":9102", "--progress", "off"},
 		},
 	}
 	for _, tc := range tests {
