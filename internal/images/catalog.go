@@ -11,7 +11,7 @@ const (
 	UpstreamPrometheus   = "prom/prometheus:v2.53.3"
 	UpstreamNodeExporter = "prom/node-exporter:v1.8.2"
 	UpstreamCadvisor     = "gcr.io/cadvisor/cadvisor:v0.53.0"
-	UpstreamGrafana      = "grafana/grafana:11.6.0"
+	UpstreamGrafana      = "grafana/grafana:11.6.6"
 )
 
 // LocalRepository is the repository part of every locally built image: protobench/<name>:<hash>.
@@ -47,6 +47,7 @@ func init() {
 		{name: Ghz, dockerfile: "images/ghz/Dockerfile"},
 		{name: K6, upstream: UpstreamK6, dockerfile: "images/k6/Dockerfile"},
 		{name: Wrk, dockerfile: "images/wrk/Dockerfile", custom: (*ensurer).wrk},
+		{name: H2load, dockerfile: "images/h2load/Dockerfile"},
 		{name: PythonGRPC, dockerfile: "servers/python-grpc/Dockerfile"},
 		{name: Prometheus, upstream: UpstreamPrometheus, dockerfile: "images/prometheus/Dockerfile"},
 		{name: NodeExporter, upstream: UpstreamNodeExporter, dockerfile: "images/node-exporter/Dockerfile"},

@@ -36,6 +36,7 @@ const (
 	Ghz          = "ghz"
 	K6           = "k6"
 	Wrk          = "wrk"
+	H2load       = "h2load"
 	PythonGRPC   = "python-grpc"
 	Prometheus   = "prometheus"
 	NodeExporter = "node-exporter"
@@ -163,6 +164,7 @@ var envKeys = map[string]string{
 	Ghz:          "PROTOBENCH_GHZ_IMAGE",
 	K6:           "PROTOBENCH_K6_IMAGE",
 	Wrk:          "PROTOBENCH_WRK_IMAGE",
+	H2load:       "PROTOBENCH_H2LOAD_IMAGE",
 	Prometheus:   "PROTOBENCH_PROMETHEUS_IMAGE",
 	NodeExporter: "PROTOBENCH_NODE_EXPORTER_IMAGE",
 	Cadvisor:     "PROTOBENCH_CADVISOR_IMAGE",

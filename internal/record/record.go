@@ -70,7 +70,10 @@ type Record struct {
 	ServerGOMAXPROCS    int     `json:"server_gomaxprocs,omitempty"`
 	CPUMicrosPerRequest float64 `json:"cpu_us_per_request"`
 
-	Flags    []string `json:"flags"`
+	Flags []string `json:"flags"`
+	// Notes are caveats the tool states about its own figures (h2load cannot see grpc-status),
+	// for the report to repeat beside them.
+	Notes    []string `json:"notes,omitempty"`
 	RawFiles []string `json:"raw_files,omitempty"` // paths under raw/, relative to the results folder
 	Error    string   `json:"error,omitempty"`
 

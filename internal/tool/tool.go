@@ -24,8 +24,12 @@ type Invocation struct {
 	Concurrency  int     // in-flight requests per connection in the closed model
 	RatePerSec   float64 // total target rate in the open model
 	PayloadBytes int
-	Warmup       time.Duration // 0 when the runner does the warm-up as a separate invocation
-	Duration     time.Duration
+	// HTTPVersion ("1.1" or "2", h2c) and Encoding ("json" or "protobuf") are set for HTTP
+	// targets only.
+	HTTPVersion string
+	Encoding    string
+	Warmup      time.Duration // 0 when the runner does the warm-up as a separate invocation
+	Duration    time.Duration
 
 	// RawDir is the directory, as the tool sees it (inside its container), where it may write
 	// output files; RawPrefix is the file-name prefix reserved for this invocation.

@@ -48,6 +48,8 @@ type Golden struct {
 	// RawPrefix, when set, is every case's RawPrefix, and files/ holds the files the tool wrote
 	// under RawDir: the tool's result is a file, not its stdout.
 	RawPrefix string
+	// GzipFiles keeps each of files/ gzipped (name.gz), for a tool that logs every request.
+	GzipFiles bool
 }
 
 // Invocation is case c's invocation as the runner would pass it.
@@ -73,13 +75,7 @@ func (g Golden) Load(t testing.TB, name string) tool.Raw {
 	}
 	var raw tool.Raw
 	if g.GzipStdout {
-		zr, err := gzip.NewReader(bytes.NewReader(read("stdout.gz")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if raw.Stdout, err = io.ReadAll(zr); err != nil {
-			t.Fatal(err)
-		}
+		raw.Stdout = gunzip(t, read("stdout.gz"))
 	} else {
 		raw.Stdout = read("stdout")
 	}
@@ -93,7 +89,12 @@ func (g Golden) Load(t testing.TB, name string) tool.Raw {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		raw.Files[e.Name()] = read(filepath.Join("files", e.Name()))
+		b := read(filepath.Join("files", e.Name()))
+		name, gzipped := strings.CutSuffix(e.Name(), ".gz")
+		if g.GzipFiles && gzipped {
+			b = gunzip(t, b)
+		}
+		raw.Files[name] = b
 	}
 	return raw
 }
@@ -173,6 +174,14 @@ func (g Golden) Capture(t *testing.T, cases []Case) {
 			}
 			if g.RawPrefix != "" {
 				inv.RawDir = t.TempDir()
+				// The runner writes a tool's input files before it runs; so does a capture.
+				if f, ok := g.Adapter.(tool.InputFiler); ok {
+					for name, data := range f.InputFiles(inv) {
+						if err := os.WriteFile(filepath.Join(inv.RawDir, name), data, 0o644); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
 			}
 			args := g.Adapter.Args(inv)
 			for i, a := range args {
@@ -207,13 +216,7 @@ func (g Golden) capture(t *testing.T, name string, inv tool.Invocation, args []s
 		"stderr": stderr.Bytes(),
 	}
 	if g.GzipStdout {
-		var gz bytes.Buffer
-		zw := gzip.NewWriter(&gz)
-		zw.Write(stdout.Bytes())
-		if err := zw.Close(); err != nil {
-			t.Fatal(err)
-		}
-		files["stdout.gz"] = gz.Bytes()
+		files["stdout.gz"] = gzipped(t, stdout.Bytes())
 	} else {
 		files["stdout"] = stdout.Bytes()
 	}
@@ -224,7 +227,11 @@ func (g Golden) capture(t *testing.T, name string, inv tool.Invocation, args []s
 			if err != nil {
 				t.Fatal(err)
 			}
-			files[filepath.Join("files", filepath.Base(p))] = b
+			name := filepath.Join("files", filepath.Base(p))
+			if g.GzipFiles {
+				name, b = name+".gz", gzipped(t, b)
+			}
+			files[name] = b
 		}
 	}
 	for file, content := range files {
@@ -232,6 +239,29 @@ func (g Golden) capture(t *testing.T, name string, inv tool.Invocation, args []s
 			t.Fatal(err)
 		}
 	}
+}
+
+func gzipped(t *testing.T, b []byte) []byte {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(b)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return gz.Bytes()
+}
+
+func gunzip(t testing.TB, b []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func exitStatus(err error) string {
