@@ -16,6 +16,7 @@ import (
 // nodes know their line numbers, and every error must name its line and field.
 type decoder struct {
 	collector
+	sc *Scenario // the scenario being decoded, for the targets it declares
 }
 
 // resolve follows an alias to the node it names. One step is enough: YAML cannot put an

@@ -9,7 +9,21 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/protobench/protobench/internal/contract"
+	"github.com/protobench/protobench/internal/targets"
 )
+
+// methods lists every method a step may name: the registry's and the custom targets' requests.
+func (d *decoder) methods() []string {
+	ms := targets.AllMethods()
+	for _, n := range sortedKeys(d.sc.Custom) {
+		for _, m := range d.sc.Custom[n].Methods {
+			if !contains(ms, m) {
+				ms = append(ms, m)
+			}
+		}
+	}
+	return ms
+}
 
 // namePattern keeps scenario and step names usable in file names, run IDs and metric labels.
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,47}$`)
@@ -30,8 +44,22 @@ func (d *decoder) name(n *yaml.Node, field string) (string, bool) {
 
 func (d *decoder) decodeScenario(root *yaml.Node, sc *Scenario) {
 	var defaults TimingOverride
+	d.sc = sc
+	if sc.Custom == nil {
+		sc.Custom = map[string]*CustomTarget{}
+	}
+	// Custom targets come first, wherever the file puts them: steps name them.
+	if resolve(root).Kind == yaml.MappingNode {
+		r := resolve(root)
+		for i := 0; i+1 < len(r.Content); i += 2 {
+			if resolve(r.Content[i]).Value == "custom_targets" {
+				d.decodeCustomTargets(r.Content[i+1], "custom_targets", sc)
+			}
+		}
+	}
 	seen := d.mapping(root, "", map[string]keyHandler{
-		"name": func(v *yaml.Node, f string) { sc.Name, _ = d.name(v, f) },
+		"custom_targets": func(*yaml.Node, string) {},
+		"name":           func(v *yaml.Node, f string) { sc.Name, _ = d.name(v, f) },
 		"description": func(v *yaml.Node, f string) {
 			sc.Description, _ = d.str(v, f)
 		},
@@ -147,7 +175,7 @@ func (d *decoder) decodeLayout(n *yaml.Node, field string) LayoutSpec {
 func (d *decoder) decodeServers(n *yaml.Node, field string) map[string]Server {
 	out := map[string]Server{}
 	handlers := map[string]keyHandler{}
-	for _, t := range Targets {
+	for _, t := range d.sc.targetNames() {
 		target := t
 		handlers[target] = func(v *yaml.Node, f string) {
 			var s Server
@@ -166,15 +194,16 @@ func (d *decoder) decodeServers(n *yaml.Node, field string) map[string]Server {
 func (d *decoder) decodeKnobs(n *yaml.Node, field, target string) map[string]string {
 	knobs := map[string]string{}
 	handlers := map[string]keyHandler{}
-	for _, name := range knobNames(target) {
+	t, _ := d.sc.Target(target)
+	for _, name := range t.KnobNames() {
 		name := name
-		spec, _ := knobSpecFor(target, name)
+		spec := t.Knobs[name]
 		handlers[name] = func(v *yaml.Node, f string) {
 			raw, ok := d.text(v, f)
 			if !ok {
 				return
 			}
-			val, err := spec.check(raw)
+			val, err := checkKnob(spec, raw)
 			if err != nil {
 				d.add(lineOf(v), f, "%v", err)
 				return
@@ -194,7 +223,7 @@ func (d *decoder) decodeStep(n *yaml.Node, field string) Step {
 		"description": func(v *yaml.Node, f string) { st.Description, _ = d.str(v, f) },
 		"targets": func(v *yaml.Node, f string) {
 			at("targets", v)
-			st.Targets = d.nameList(v, f, "target", Targets)
+			st.Targets = d.nameList(v, f, "target", d.sc.targetNames())
 			d.itemLines(v, "targets", st.pos)
 		},
 		"tools": func(v *yaml.Node, f string) {
@@ -205,8 +234,8 @@ func (d *decoder) decodeStep(n *yaml.Node, field string) Step {
 		"method": func(v *yaml.Node, f string) {
 			at("method", v)
 			if s, ok := d.str(v, f); ok {
-				if !contains(allMethods, s) {
-					d.add(lineOf(v), f, "unknown method %q; expected one of %s", clip(s), strings.Join(allMethods, ", "))
+				if !contains(d.methods(), s) {
+					d.add(lineOf(v), f, "unknown method %q; expected one of %s", clip(s), strings.Join(d.methods(), ", "))
 					return
 				}
 				st.Method = s
@@ -245,8 +274,8 @@ func (d *decoder) decodeStep(n *yaml.Node, field string) Step {
 		"zmq_pattern": func(v *yaml.Node, f string) {
 			at("zmq_pattern", v)
 			if s, ok := d.str(v, f); ok {
-				if !contains(Patterns, s) {
-					d.add(lineOf(v), f, "unknown ZeroMQ pattern %q; expected one of %s", clip(s), strings.Join(Patterns, ", "))
+				if !contains(targets.AllPatterns(), s) {
+					d.add(lineOf(v), f, "unknown pattern %q; expected one of %s", clip(s), strings.Join(targets.AllPatterns(), ", "))
 					return
 				}
 				st.Pattern = s
@@ -258,8 +287,8 @@ func (d *decoder) decodeStep(n *yaml.Node, field string) Step {
 		"baseline": func(v *yaml.Node, f string) {
 			at("baseline", v)
 			if s, ok := d.str(v, f); ok {
-				if !contains(Targets, s) {
-					d.add(lineOf(v), f, "unknown target %q; expected one of %s", clip(s), strings.Join(Targets, ", "))
+				if !contains(d.sc.targetNames(), s) {
+					d.add(lineOf(v), f, "unknown target %q; expected one of %s", clip(s), strings.Join(d.sc.targetNames(), ", "))
 					return
 				}
 				st.Baseline = s
@@ -295,7 +324,7 @@ func (d *decoder) itemLines(n *yaml.Node, key string, pos map[string]int) {
 func (d *decoder) decodeMix(n *yaml.Node, field string) map[string]int {
 	mix := map[string]int{}
 	handlers := map[string]keyHandler{}
-	for _, m := range allMethods {
+	for _, m := range d.methods() {
 		m := m
 		handlers[m] = func(v *yaml.Node, f string) {
 			if w, ok := d.integer(v, f, 1, 1000000); ok {
@@ -364,7 +393,7 @@ func (d *decoder) decodeMatrix(n *yaml.Node, field string, pos map[string]int) *
 		},
 		"targets": func(v *yaml.Node, f string) {
 			pos["matrix.targets"] = lineOf(v)
-			m.Targets = d.nameList(v, f, "target", Targets)
+			m.Targets = d.nameList(v, f, "target", d.sc.targetNames())
 			d.itemLines(v, "matrix.targets", pos)
 		},
 		"tools": func(v *yaml.Node, f string) {
@@ -402,10 +431,10 @@ func mixString(mix map[string]int) string {
 // isPayloadMethod reports whether method (or any method of a mix) carries payload_bytes.
 func isPayloadMethod(method string, mix map[string]int) bool {
 	if len(mix) == 0 {
-		return payloadMethods[method]
+		return contains(targets.PayloadMethods, method)
 	}
 	for m := range mix {
-		if payloadMethods[m] {
+		if contains(targets.PayloadMethods, m) {
 			return true
 		}
 	}

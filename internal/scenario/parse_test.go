@@ -75,7 +75,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad knob value", "name: t\ndescription: d\nservers:\n  python-grpc:\n    knobs:\n      mode: threads\nsteps:\n  - {name: s, targets: [python-grpc], method: Echo}\n", 6, "servers.python-grpc.knobs.mode", "expected one of sync, aio"},
 		{"servers for a target the step skips", withStep("    servers:", "      rest: {cpus: 1}"), 7, "steps[0].servers.rest", "does not run target rest"},
 		{"zmq pattern without zeromq", withStep("    zmq_pattern: dealer"), 7, "steps[0].zmq_pattern", "applies to target zeromq"},
-		{"bad zmq pattern", "name: t\ndescription: d\nsteps:\n  - name: s\n    targets: [zeromq]\n    method: Echo\n    zmq_pattern: pair\n", 7, "steps[0].zmq_pattern", "unknown ZeroMQ pattern"},
+		{"bad zmq pattern", "name: t\ndescription: d\nsteps:\n  - name: s\n    targets: [zeromq]\n    method: Echo\n    zmq_pattern: pair\n", 7, "steps[0].zmq_pattern", "unknown pattern"},
 		{"sub without Publish", "name: t\ndescription: d\nsteps:\n  - name: s\n    targets: [zeromq]\n    method: Echo\n    zmq_pattern: sub\n", 7, "steps[0].zmq_pattern", "needs method Publish"},
 		{"mix and method", withStep("    mix: {Echo: 1, GetUser: 1}"), 7, "steps[0].mix", "either method or mix"},
 		{"mix of one", "name: t\ndescription: d\nsteps:\n  - name: s\n    targets: [grpc]\n    mix: {Echo: 1}\n", 6, "steps[0].mix", "at least two methods"},
@@ -186,10 +186,10 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := sc.Servers[TargetGRPC].Knobs["max_concurrent_streams"]; got != "1000" {
+	if got := sc.Servers["grpc"].Knobs["max_concurrent_streams"]; got != "1000" {
 		t.Errorf("knob = %q, want 1000", got)
 	}
-	if got := sc.Servers[TargetGRPC].Knobs["max_payload_bytes"]; got != "33554432" {
+	if got := sc.Servers["grpc"].Knobs["max_payload_bytes"]; got != "33554432" {
 		t.Errorf("max_payload_bytes = %q, want 33554432", got)
 	}
 	if sc.Caps.ClientMemoryBytes != 512<<20 {
@@ -204,7 +204,7 @@ steps:
 	if d, _ := sc.Step("d"); d.Model != ModelOpen {
 		t.Errorf("model = %q", d.Model)
 	}
-	if b, _ := sc.Step("b"); b.Pattern != PatternSub {
+	if b, _ := sc.Step("b"); b.Pattern != "sub" {
 		t.Errorf("pattern = %q", b.Pattern)
 	}
 	if sc.Hash() != mustParse(t, src).Hash() || len(sc.Hash()) != 64 {

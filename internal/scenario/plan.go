@@ -40,6 +40,8 @@ type Run struct {
 	Repeats  int
 
 	Target       string
+	Protocol     string        // the target's targets.Protocols entry
+	Custom       *CustomTarget // the user's own server, nil for a reference target
 	Tool         string
 	Method       string         // contract method, or "Echo:70,GetUser:30" for a mix
 	Mix          map[string]int // nil unless the step is a mix
@@ -113,14 +115,15 @@ func (s *Scenario) Plan(opts PlanOptions) (*Plan, error) {
 			matched = matched || keep
 			for rep := 1; rep <= timing.Repeats; rep++ {
 				for _, target := range v.Targets {
-					if !v.appliesTo(target) {
+					t, _ := s.Target(target)
+					if !v.appliesTo(t) {
 						continue
 					}
 					for _, tool := range v.Tools {
-						if ok, _ := compatible(tool, target); !ok {
+						if ok, _ := s.compatible(tool, target); !ok {
 							continue
 						}
-						if ok, _ := transportCompatible(tool, target, v.HTTPVersion, v.Encoding); !ok {
+						if ok, _ := transportCompatible(tool, t, v.HTTPVersion, v.Encoding); !ok {
 							continue
 						}
 						index++
@@ -150,8 +153,10 @@ func (s *Scenario) Plan(opts PlanOptions) (*Plan, error) {
 
 func (p *Plan) makeRun(index int, st *Step, v Variant, rep int, timing Timing, target, tool string) Run {
 	sc := p.Scenario
+	t, _ := sc.Target(target)
 	r := Run{
-		Index: index, Step: v.nameFor(target), BaseStep: st.Name, Repeat: rep, Repeats: timing.Repeats,
+		Protocol: t.Protocol, Custom: sc.Custom[target],
+		Index: index, Step: v.nameFor(t), BaseStep: st.Name, Repeat: rep, Repeats: timing.Repeats,
 		Target: target, Tool: tool, Method: st.Method, Model: st.Model,
 		Connections: v.Connections, Concurrency: v.Concurrency, Rate: v.Rate, PayloadBytes: v.PayloadBytes,
 		Warmup: timing.Warmup, Duration: timing.Duration, Cooldown: timing.Cooldown,
@@ -163,10 +168,10 @@ func (p *Plan) makeRun(index int, st *Step, v Variant, rep int, timing Timing, t
 			r.Mix[k] = w
 		}
 	}
-	if target == TargetZeroMQ {
+	if len(t.Patterns) > 0 {
 		r.Pattern = st.Pattern
 	}
-	if isHTTPTarget(target) {
+	if t.IsHTTP() {
 		r.HTTPVersion, r.Encoding = v.HTTPVersion, v.Encoding
 		if r.HTTPVersion == "" {
 			r.HTTPVersion = HTTP1
@@ -178,13 +183,13 @@ func (p *Plan) makeRun(index int, st *Step, v Variant, rep int, timing Timing, t
 	if v.InFlight > 0 {
 		// validateTransport already refused variants whose topology does not resolve.
 		r.InFlight = v.InFlight
-		r.Connections, r.Concurrency, _ = v.topology(target, st.Pattern)
+		r.Connections, r.Concurrency, _ = v.topology(t, st.Pattern)
 	}
 	r.ID = fmt.Sprintf("%03d-%s-%s-%s-r%d", index, r.Step, target, tool, rep)
 	r.Knobs = knobsFor(sc, st, target)
 	r.Env = make(map[string]string, len(r.Knobs))
 	for k, val := range r.Knobs {
-		if env, v, ok := KnobEnv(target, k, val); ok {
+		if env, v, ok := KnobEnv(t, k, val); ok {
 			r.Env[env] = v
 		}
 	}
@@ -217,7 +222,7 @@ func (p *Plan) capsFor(st *Step, target string) Caps {
 	clientCores := float64(cpuCount(p.Layout.ClientCPUSet))
 	c := Caps{
 		ServerCPUs:        first(st.Servers[target].CPUs, st.Caps.ServerCPUs, sc.Servers[target].CPUs, sc.Caps.ServerCPUs, serverCores),
-		ServerMemoryBytes: firstInt(st.Servers[target].MemoryBytes, st.Caps.ServerMemoryBytes, sc.Servers[target].MemoryBytes, sc.Caps.ServerMemoryBytes, DefaultServerMemoryBytes),
+		ServerMemoryBytes: firstInt(st.Servers[target].MemoryBytes, st.Caps.ServerMemoryBytes, sc.Servers[target].MemoryBytes, sc.Caps.ServerMemoryBytes, defaultServerMemory(sc, target)),
 		ClientCPUs:        first(st.Caps.ClientCPUs, sc.Caps.ClientCPUs, clientCores),
 		ClientMemoryBytes: firstInt(st.Caps.ClientMemoryBytes, sc.Caps.ClientMemoryBytes, DefaultClientMemoryBytes),
 	}
@@ -338,4 +343,12 @@ func (s *Scenario) Variant(name string) (Variant, bool) {
 		}
 	}
 	return Variant{}, false
+}
+
+// defaultServerMemory is the target's own default memory cap from the registry.
+func defaultServerMemory(sc *Scenario, target string) int64 {
+	if t, ok := sc.Target(target); ok && t.Caps.MemoryBytes > 0 {
+		return t.Caps.MemoryBytes
+	}
+	return DefaultServerMemoryBytes
 }

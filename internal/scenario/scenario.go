@@ -50,10 +50,11 @@ type Scenario struct {
 	Description string
 	Source      string // seed file the scenario reproduces, e.g. 003_4bb7b5b759b6729f.txt
 	Published   *Published
-	Caps        Caps              // caps for every server and tool; zero fields mean automatic
-	Layout      LayoutSpec        // cpuset overrides; empty fields mean automatic
-	Servers     map[string]Server // per-target caps and knobs
-	Defaults    Timing            // resolved: built-in values fill what the file leaves out
+	Caps        Caps                     // caps for every server and tool; zero fields mean automatic
+	Layout      LayoutSpec               // cpuset overrides; empty fields mean automatic
+	Servers     map[string]Server        // per-target caps and knobs
+	Custom      map[string]*CustomTarget // the user's own servers, by target name
+	Defaults    Timing                   // resolved: built-in values fill what the file leaves out
 	Steps       []Step
 
 	Path string // file the scenario was read from
@@ -180,7 +181,7 @@ var syntaxLine = regexp.MustCompile(`line (\d+)`)
 
 // Parse validates data as the scenario file named file (used only in error messages).
 func Parse(file string, data []byte) (*Scenario, error) {
-	d := &decoder{collector{file: file}}
+	d := &decoder{collector: collector{file: file}}
 	root, err := parseYAML(data)
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -195,7 +196,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		}
 		return nil, d.err()
 	}
-	sc := &Scenario{Path: file, Raw: data, Servers: map[string]Server{}}
+	sc := &Scenario{Path: file, Raw: data, Servers: map[string]Server{}, Custom: map[string]*CustomTarget{}}
 	d.decodeScenario(root, sc)
 	if err := d.err(); err != nil {
 		return nil, err

@@ -5,16 +5,18 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/protobench/protobench/internal/targets"
 )
 
 // HTTP versions and body encodings a step can ask of an HTTP target. They apply to HTTP targets
 // only: a gRPC target in the same step runs once, whatever the step's http_version and encoding.
 const (
-	HTTP1 = "1.1"
-	HTTP2 = "2" // cleartext HTTP/2 with prior knowledge (h2c)
+	HTTP1 = targets.HTTP1
+	HTTP2 = targets.HTTP2 // cleartext HTTP/2 with prior knowledge (h2c)
 
-	EncodingJSON     = "json"
-	EncodingProtobuf = "protobuf"
+	EncodingJSON     = targets.EncodingJSON
+	EncodingProtobuf = targets.EncodingProtobuf
 )
 
 // HTTPVersions and Encodings list the accepted values; the first of each is the default.
@@ -22,22 +24,6 @@ var (
 	HTTPVersions = []string{HTTP1, HTTP2}
 	Encodings    = []string{EncodingJSON, EncodingProtobuf}
 )
-
-// httpTargets are the targets that speak HTTP and so take http_version and encoding.
-func isHTTPTarget(target string) bool { return target == TargetREST }
-
-// multiplexes reports whether the target's client, as its users run it, carries many requests
-// in flight on one connection: a gRPC channel or an HTTP/2 connection does, HTTP/1.1 cannot.
-// net/rpc's client and a ZeroMQ DEALER pipeline calls on one socket too.
-func multiplexes(target, httpVersion, pattern string) bool {
-	switch {
-	case isHTTPTarget(target):
-		return httpVersion == HTTP2
-	case target == TargetZeroMQ:
-		return pattern == "" || pattern == PatternDealer
-	}
-	return true
-}
 
 // httpVersionText decodes an HTTP version; YAML reads 2 as an integer and 1.1 as a float, so
 // both plain and quoted forms are accepted.
@@ -126,6 +112,7 @@ func (d *decoder) matrixTransportHandlers(m *Matrix, pos map[string]int, h map[s
 // validateTransport checks how in_flight, connections, concurrency, http_version and encoding
 // fit together in one step.
 func validateTransport(d *decoder, st *Step, field string) {
+	sc := d.sc
 	m := st.Matrix
 	hasInFlight := st.InFlight > 0 || (m != nil && len(m.InFlight) > 0)
 	hasConcurrency := st.Concurrency > 0 || (m != nil && len(m.Concurrency) > 0)
@@ -146,8 +133,9 @@ func validateTransport(d *decoder, st *Step, field string) {
 	if wantsHTTP {
 		any := false
 		for _, v := range st.Variants() {
-			for _, t := range v.Targets {
-				any = any || isHTTPTarget(t)
+			for _, name := range v.Targets {
+				t, _ := sc.Target(name)
+				any = any || t.IsHTTP()
 			}
 		}
 		if !any {
@@ -155,14 +143,15 @@ func validateTransport(d *decoder, st *Step, field string) {
 			if st.HTTPVersion == "" && (m == nil || len(m.HTTPVersion) == 0) {
 				key = "encoding"
 			}
-			d.add(st.line(key), stepField(field, key), "applies to HTTP targets only (rest), and this step has none")
+			d.add(st.line(key), stepField(field, key), "applies to HTTP targets only (%s), and this step has none", targets.HTTPTargets())
 		}
 	}
 	if !hasInFlight {
 		return
 	}
 	for _, v := range st.Variants() {
-		for _, t := range v.Targets {
+		for _, name := range v.Targets {
+			t, _ := sc.Target(name)
 			if _, _, err := v.topology(t, st.Pattern); err != nil {
 				d.add(st.line("in_flight"), stepField(field, "in_flight"), "%s: %v", v.Name, err)
 				return
@@ -185,11 +174,11 @@ func (st *Step) line(key string) int {
 // in_flight and no connections, each target gets its natural topology: one connection carrying
 // every request where its transport multiplexes (a gRPC channel, HTTP/2), one connection per
 // request where it cannot (HTTP/1.1). With connections given, in_flight is spread evenly.
-func (v Variant) topology(target, pattern string) (connections, concurrency int, err error) {
+func (v Variant) topology(target targets.Target, pattern string) (connections, concurrency int, err error) {
 	if v.InFlight == 0 {
 		return v.Connections, v.Concurrency, nil
 	}
-	mux := multiplexes(target, v.HTTPVersion, pattern)
+	mux := target.Multiplexes(v.HTTPVersion, pattern)
 	if !v.ConnectionsSet {
 		if mux {
 			return 1, v.InFlight, nil
@@ -201,7 +190,7 @@ func (v Variant) topology(target, pattern string) (connections, concurrency int,
 	}
 	per := v.InFlight / v.Connections
 	if per > 1 && !mux {
-		return 0, 0, fmt.Errorf("%s cannot carry %d requests on one connection (HTTP/1.1 has one in flight per connection); use http_version: 2 or connections: %d", target, per, v.InFlight)
+		return 0, 0, fmt.Errorf("%s cannot carry %d requests on one connection (HTTP/1.1 has one in flight per connection); use http_version: 2 or connections: %d", target.Name, per, v.InFlight)
 	}
 	return v.Connections, per, nil
 }
@@ -209,8 +198,8 @@ func (v Variant) topology(target, pattern string) (connections, concurrency int,
 // appliesTo reports whether a variant runs for target: a target that takes no http_version or
 // encoding runs only for the first value of each, so a transport × encoding matrix measures a
 // gRPC target in the same step once rather than four times.
-func (v Variant) appliesTo(target string) bool {
-	if isHTTPTarget(target) || v.Step == nil || v.Step.Matrix == nil {
+func (v Variant) appliesTo(target targets.Target) bool {
+	if target.IsHTTP() || v.Step == nil || v.Step.Matrix == nil {
 		return true
 	}
 	m := v.Step.Matrix
@@ -225,8 +214,8 @@ func (v Variant) appliesTo(target string) bool {
 
 // nameFor is the variant's name for target: targets that take no http_version or encoding drop
 // those suffixes.
-func (v Variant) nameFor(target string) string {
-	if isHTTPTarget(target) {
+func (v Variant) nameFor(target targets.Target) string {
+	if target.IsHTTP() {
 		return v.Name
 	}
 	return v.plainName
@@ -244,14 +233,14 @@ func (r Run) TopologyText() string {
 		return fmt.Sprintf("%s, open model at %s req/s", conn(r.Connections, "connection"), formatFloat(r.Rate))
 	}
 	switch {
-	case r.Target == TargetGRPC || r.Target == TargetPythonGRPC:
+	case r.Protocol == targets.GRPC:
 		if r.Connections == 1 {
 			return fmt.Sprintf("one gRPC channel (1 HTTP/2 connection) × %d streams", r.Concurrency)
 		}
 		return fmt.Sprintf("%s × %d streams each", conn(r.Connections, "gRPC channel"), r.Concurrency)
-	case isHTTPTarget(r.Target) && r.HTTPVersion == HTTP2:
+	case r.Protocol == targets.HTTP && r.HTTPVersion == HTTP2:
 		return fmt.Sprintf("%s × %d streams each", conn(r.Connections, "h2c connection"), r.Concurrency)
-	case isHTTPTarget(r.Target):
+	case r.Protocol == targets.HTTP:
 		return fmt.Sprintf("%s, 1 request in flight on each", conn(r.Connections, "keep-alive HTTP/1.1 connection"))
 	}
 	return fmt.Sprintf("%s × %d in flight each", conn(r.Connections, "connection"), r.Concurrency)
@@ -268,8 +257,8 @@ var toolTransports = map[string][]string{
 
 // transportCompatible reports whether tool can drive an HTTP target over httpVersion with
 // encoding (empty values mean the defaults); non-HTTP targets always pass.
-func transportCompatible(tool, target, httpVersion, encoding string) (bool, string) {
-	if !isHTTPTarget(target) {
+func transportCompatible(tool string, target targets.Target, httpVersion, encoding string) (bool, string) {
+	if !target.IsHTTP() {
 		return true, ""
 	}
 	if httpVersion == "" {

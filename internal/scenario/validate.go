@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/protobench/protobench/internal/contract"
+	"github.com/protobench/protobench/internal/targets"
 )
 
 // Variant is one combination of a step's matrix: a step as it will run, before repeats.
@@ -138,15 +138,58 @@ func (st *Step) matrixSize() int {
 }
 
 // compatible reports whether tool can drive target, and why not.
-func compatible(tool, target string) (bool, string) {
+func (s *Scenario) compatible(tool, target string) (bool, string) {
 	info, ok := toolCatalog[tool]
 	if !ok {
 		return false, "unknown tool"
 	}
-	if !info.targets[target] {
+	t, ok := s.Target(target)
+	if !ok {
+		return false, "unknown target"
+	}
+	if !info.protocols[t.Protocol] {
 		return false, info.why
 	}
 	return true, ""
+}
+
+// validatePattern checks the step's pattern against every target of the step that takes one
+// (ZeroMQ), and fills in the default. The registry says which methods each pattern carries.
+func validatePattern(d *decoder, sc *Scenario, st *Step, names, methods []string, line func(string) int, at func(string) string) {
+	var patterned []targets.Target
+	for _, n := range names {
+		if t, ok := sc.Target(n); ok && len(t.Patterns) > 0 {
+			patterned = append(patterned, t)
+		}
+	}
+	if len(patterned) == 0 {
+		if st.Pattern != "" {
+			d.add(line("zmq_pattern"), at("zmq_pattern"), "zmq_pattern applies to target %s only, which this step does not run", targets.PatternTargets())
+		}
+		return
+	}
+	given := st.Pattern != ""
+	if !given {
+		st.Pattern = patterned[0].Patterns[0].Name
+	}
+	for _, t := range patterned {
+		p, ok := t.Pattern(st.Pattern)
+		if !ok {
+			d.add(line("zmq_pattern"), at("zmq_pattern"), "%s has no pattern %s; it has %s", t.Name, st.Pattern, strings.Join(t.PatternNames(), ", "))
+			continue
+		}
+		for _, m := range methods {
+			if contains(p.Methods, m) {
+				continue
+			}
+			if given || !t.Implements(m) {
+				d.add(line("zmq_pattern"), at("zmq_pattern"), "zmq_pattern %s (%s) needs method %s", p.Name, p.About, strings.Join(p.Methods, " or "))
+			} else {
+				d.add(line("method"), at("method"), "method %s needs zmq_pattern %s", m, t.PatternFor(m))
+			}
+			break
+		}
+	}
 }
 
 // knobsFor merges the scenario's and the step's knobs for target; the step wins.
@@ -274,7 +317,7 @@ func validateStep(d *decoder, sc *Scenario, st *Step, field string) {
 		info := toolCatalog[tool]
 		speaks := false
 		for _, t := range v.Targets {
-			if ok, _ := compatible(tool, t); ok {
+			if ok, _ := sc.compatible(tool, t); ok {
 				speaks = true
 			}
 		}
@@ -290,38 +333,23 @@ func validateStep(d *decoder, sc *Scenario, st *Step, field string) {
 		}
 	}
 
-	hasZMQ := contains(v.Targets, TargetZeroMQ)
-	if st.Pattern != "" && !hasZMQ {
-		d.add(line("zmq_pattern"), at("zmq_pattern"), "zmq_pattern applies to target zeromq, which this step does not run")
-	}
-	if hasZMQ && st.Pattern == "" {
-		st.Pattern = PatternDealer
-	}
-	if hasZMQ {
-		switch {
-		case st.Pattern == PatternSub && st.Method != MethodPublish:
-			d.add(line("zmq_pattern"), at("zmq_pattern"), "zmq_pattern sub measures fan-out and needs method Publish")
-		case st.Method == MethodPublish && st.Pattern != PatternSub:
-			d.add(line("method"), at("method"), "method Publish needs zmq_pattern sub")
-		case st.Pattern == PatternPush && st.Method != contract.MethodEcho:
-			d.add(line("zmq_pattern"), at("zmq_pattern"), "zmq_pattern push sends raw payloads and needs method Echo")
-		}
-	}
-
 	methods := []string{st.Method}
 	if len(st.Mix) > 0 {
 		methods = sortedKeys(st.Mix)
 	}
+	validatePattern(d, sc, st, v.Targets, methods, line, at)
+
 	for i, t := range v.Targets {
 		tf, tl := fmt.Sprintf("%s[%d]", at(targetsKey), i), line(fmt.Sprintf("%s[%d]", targetsKey, i))
+		target, _ := sc.Target(t)
 		for _, method := range methods {
-			if !methodsByTarget[t][method] {
-				d.add(tl, tf, "%s does not implement method %s; it has %s", t, method, strings.Join(sortedKeys(methodsByTarget[t]), ", "))
+			if !target.Implements(method) {
+				d.add(tl, tf, "%s does not implement method %s; it has %s", t, method, strings.Join(target.Methods, ", "))
 			}
 		}
 		drivable := false
 		for _, tool := range v.Tools {
-			if ok, _ := compatible(tool, t); ok {
+			if ok, _ := sc.compatible(tool, t); ok {
 				drivable = true
 			}
 		}
@@ -397,7 +425,7 @@ func validateFigures(d *decoder, sc *Scenario) {
 			continue
 		}
 		if fig.Tool != "" {
-			if ok, _ := compatible(fig.Tool, fig.Target); !ok || !contains(variants[0].Tools, fig.Tool) {
+			if ok, _ := sc.compatible(fig.Tool, fig.Target); !ok || !contains(variants[0].Tools, fig.Tool) {
 				d.add(fig.Line, field+".tool", "step %s does not run tool %q on %s", st.Name, clip(fig.Tool), fig.Target)
 				continue
 			}

@@ -1,0 +1,297 @@
+package scenario
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/protobench/protobench/internal/targets"
+)
+
+// CustomTarget is a server of the user's own, declared in the scenario's custom_targets: it runs
+// in the same capped, pinned container as the reference servers and is driven by every tool that
+// speaks its protocol.
+type CustomTarget struct {
+	targets.Target
+	// ImageRef is an image the user has; Dockerfile (absolute, resolved from the scenario file's
+	// folder) is one the suite builds, with the Dockerfile's folder as the build context.
+	ImageRef   string
+	Dockerfile string
+	// Environment is given to the server's container as is.
+	Environment map[string]string
+	// Request is the call every tool sends, for gRPC and HTTP targets that do not serve the
+	// workload contract; nil when the target serves the contract.
+	Request *Request
+	Line    int
+}
+
+// Request is the one call a custom gRPC or HTTP target is measured with.
+type Request struct {
+	// gRPC: the proto file (absolute), the full method package.Service/Method and the request
+	// message in protobuf's JSON mapping.
+	ProtoFile string
+	Call      string
+	Data      string
+	// HTTP: method, path, headers ("Name: value") and body.
+	HTTPMethod  string
+	HTTPPath    string
+	HTTPHeaders []string
+	HTTPBody    string
+}
+
+// customName: the same rule as compose service names, which custom targets become.
+var customName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,47}$`)
+
+var grpcCall = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*\.[A-Za-z_][A-Za-z0-9_]*/[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Target resolves a target name: the scenario's own custom targets first, then the registry.
+func (s *Scenario) Target(name string) (targets.Target, bool) {
+	if c, ok := s.Custom[name]; ok {
+		return c.Target, true
+	}
+	return targets.Lookup(name)
+}
+
+// targetNames lists every target the scenario may name: the registry's, then its own.
+func (s *Scenario) targetNames() []string {
+	names := targets.Names()
+	for _, n := range sortedKeys(s.Custom) {
+		names = append(names, n)
+	}
+	return names
+}
+
+// contractLike is the registry target whose contract a custom target of protocol serves.
+func contractLike(protocol string) (targets.Target, bool) {
+	for _, t := range targets.All() {
+		if t.Protocol == protocol {
+			return t, true
+		}
+	}
+	return targets.Target{}, false
+}
+
+// decodeCustomTargets reads custom_targets: a mapping from a new target name to its server.
+func (d *decoder) decodeCustomTargets(n *yaml.Node, field string, sc *Scenario) {
+	n = resolve(n)
+	if n.Kind != yaml.MappingNode {
+		d.add(n.Line, field, "expected a mapping from target name to its server, got %s", describe(n))
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), n.Content[i+1]
+		f := join(field, fieldKey(k.Value))
+		switch {
+		case !customName.MatchString(k.Value):
+			d.add(k.Line, f, "expected a target name of lower-case letters, digits, - and _, got %q", clip(k.Value))
+			continue
+		case slices.Contains(targets.Names(), k.Value):
+			d.add(k.Line, f, "%q is a reference target; give yours another name", k.Value)
+			continue
+		case slices.Contains(reservedServices, k.Value):
+			d.add(k.Line, f, "%q is a service of protobench's stack; give yours another name", k.Value)
+			continue
+		case sc.Custom[k.Value] != nil:
+			d.add(k.Line, f, "target %q declared twice", k.Value)
+			continue
+		}
+		if c := d.decodeCustom(k.Value, v, f, sc.Path); c != nil {
+			sc.Custom[k.Value] = c
+		}
+	}
+}
+
+// reservedServices are the compose services a custom target must not replace.
+var reservedServices = []string{"prometheus", "cadvisor", "node-exporter", "grafana", "loadgen", "ghz", "wrk", "k6"}
+
+func (d *decoder) decodeCustom(name string, n *yaml.Node, field, scenarioPath string) *CustomTarget {
+	c := &CustomTarget{Line: lineOf(n), Target: targets.Target{Name: name, Caps: targets.DefaultCaps, HealthRetries: 60}}
+	var grpcNode, httpNode *yaml.Node
+	relative := func(v *yaml.Node, f string) (string, bool) {
+		s, ok := d.str(v, f)
+		if !ok {
+			return "", false
+		}
+		p := s
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(filepath.Dir(scenarioPath), p)
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		if st, err := os.Stat(p); err != nil || st.IsDir() {
+			d.add(lineOf(v), f, "expected a file (relative to the scenario file's folder), but %s is not one", p)
+			return "", false
+		}
+		return p, true
+	}
+	seen := d.mapping(n, field, map[string]keyHandler{
+		"image":      func(v *yaml.Node, f string) { c.ImageRef, _ = d.str(v, f) },
+		"dockerfile": func(v *yaml.Node, f string) { c.Dockerfile, _ = relative(v, f) },
+		"protocol": func(v *yaml.Node, f string) {
+			if s, ok := d.str(v, f); ok {
+				if !slices.Contains(targets.Protocols, s) {
+					d.add(lineOf(v), f, "unknown protocol %q; expected one of %s", clip(s), strings.Join(targets.Protocols, ", "))
+					return
+				}
+				c.Protocol = s
+			}
+		},
+		"port": func(v *yaml.Node, f string) {
+			x, _ := d.integer(v, f, 1, 65535)
+			c.Port = int(x)
+		},
+		"metrics_port": func(v *yaml.Node, f string) {
+			x, _ := d.integer(v, f, 1, 65535)
+			c.MetricsPort = int(x)
+		},
+		"health_check": func(v *yaml.Node, f string) {
+			d.list(v, f, func(item *yaml.Node, f string) {
+				if s, ok := d.str(item, f); ok {
+					c.Health = append(c.Health, s)
+				}
+			})
+		},
+		"environment": func(v *yaml.Node, f string) {
+			c.Environment = map[string]string{}
+			v = resolve(v)
+			if v.Kind != yaml.MappingNode {
+				d.add(v.Line, f, "expected a mapping of variable names to values, got %s", describe(v))
+				return
+			}
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				key := resolve(v.Content[i]).Value
+				if val, ok := d.text(v.Content[i+1], join(f, key)); ok {
+					c.Environment[key] = val
+				}
+			}
+		},
+		"grpc": func(v *yaml.Node, f string) { grpcNode = v },
+		"http": func(v *yaml.Node, f string) { httpNode = v },
+	})
+	if seen == nil {
+		return nil
+	}
+	d.require(n, field, seen, "protocol", "port")
+	switch {
+	case c.ImageRef == "" && c.Dockerfile == "" && seen["dockerfile"] == nil:
+		d.add(c.Line, field, "give image (one you have) or dockerfile (one the suite builds)")
+	case c.ImageRef != "" && seen["dockerfile"] != nil:
+		d.add(seen["dockerfile"].Line, join(field, "dockerfile"), "give image or dockerfile, not both")
+	}
+	if grpcNode != nil && c.Protocol != targets.GRPC {
+		d.add(lineOf(grpcNode), join(field, "grpc"), "applies to protocol grpc only")
+		grpcNode = nil
+	}
+	if httpNode != nil && c.Protocol != targets.HTTP {
+		d.add(lineOf(httpNode), join(field, "http"), "applies to protocol http only")
+		httpNode = nil
+	}
+	like, ok := contractLike(c.Protocol)
+	if !ok {
+		return nil
+	}
+	// Without a request of its own, the target serves our contract, as its reference servers do.
+	c.Methods, c.Patterns, c.HTTPVersions, c.Encodings = like.Methods, like.Patterns, like.HTTPVersions, like.Encodings
+	if grpcNode != nil {
+		c.Request = d.decodeGRPCRequest(grpcNode, join(field, "grpc"), relative)
+	}
+	if httpNode != nil {
+		c.Request = d.decodeHTTPRequest(httpNode, join(field, "http"))
+	}
+	if c.Request != nil {
+		c.Methods = []string{c.Request.MethodName()}
+		c.HTTPVersions, c.Encodings = c.HTTPVersions[:1], nil
+	}
+	return c
+}
+
+func (d *decoder) decodeGRPCRequest(n *yaml.Node, field string, file func(*yaml.Node, string) (string, bool)) *Request {
+	r := &Request{}
+	seen := d.mapping(n, field, map[string]keyHandler{
+		"proto": func(v *yaml.Node, f string) { r.ProtoFile, _ = file(v, f) },
+		"call": func(v *yaml.Node, f string) {
+			if s, ok := d.str(v, f); ok {
+				if !grpcCall.MatchString(s) {
+					d.add(lineOf(v), f, "expected a full method package.Service/Method, got %q", clip(s))
+					return
+				}
+				r.Call = s
+			}
+		},
+		"data": func(v *yaml.Node, f string) { r.Data, _ = d.str(v, f) },
+	})
+	if seen == nil {
+		return nil
+	}
+	d.require(n, field, seen, "proto", "call")
+	if r.Data == "" {
+		r.Data = "{}"
+	}
+	return r
+}
+
+func (d *decoder) decodeHTTPRequest(n *yaml.Node, field string) *Request {
+	r := &Request{HTTPMethod: http.MethodGet}
+	seen := d.mapping(n, field, map[string]keyHandler{
+		"method": func(v *yaml.Node, f string) {
+			if s, ok := d.str(v, f); ok {
+				if s == "" || strings.ToUpper(s) != s || strings.ContainsAny(s, " \t/") {
+					d.add(lineOf(v), f, "expected an HTTP method such as GET or POST, got %q", clip(s))
+					return
+				}
+				r.HTTPMethod = s
+			}
+		},
+		"path": func(v *yaml.Node, f string) {
+			if s, ok := d.str(v, f); ok {
+				if !strings.HasPrefix(s, "/") || strings.ContainsAny(s, " \t\r\n") {
+					d.add(lineOf(v), f, "expected a path starting with / and without spaces, got %q", clip(s))
+					return
+				}
+				r.HTTPPath = s
+			}
+		},
+		"headers": func(v *yaml.Node, f string) {
+			d.list(v, f, func(item *yaml.Node, f string) {
+				s, ok := d.str(item, f)
+				if !ok {
+					return
+				}
+				k, _, found := strings.Cut(s, ":")
+				if !found || strings.TrimSpace(k) == "" || strings.ContainsAny(s, "\r\n") {
+					d.add(lineOf(item), f, "expected a header \"Name: value\", got %q", clip(s))
+					return
+				}
+				r.HTTPHeaders = append(r.HTTPHeaders, s)
+			})
+		},
+		"body": func(v *yaml.Node, f string) { r.HTTPBody, _ = d.str(v, f) },
+	})
+	if seen == nil {
+		return nil
+	}
+	d.require(n, field, seen, "path")
+	return r
+}
+
+// MethodName is the method name the custom request stands for in steps and records: the gRPC
+// method, or for HTTP the method and path's first segment ("GET /v1/users/1" gives GET_v1).
+func (r *Request) MethodName() string {
+	if r.Call != "" {
+		return r.Call[strings.LastIndexByte(r.Call, '/')+1:]
+	}
+	seg := strings.Trim(r.HTTPPath, "/")
+	if i := strings.IndexByte(seg, '/'); i >= 0 {
+		seg = seg[:i]
+	}
+	if seg == "" {
+		return r.HTTPMethod
+	}
+	return r.HTTPMethod + "_" + seg
+}

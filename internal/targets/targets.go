@@ -1,0 +1,356 @@
+// Package targets is the one declaration of every reference server protobench measures: its
+// name, protocol, image, ports, health check, capabilities, metrics endpoint, knobs and default
+// caps. The scenario catalog, the runner, servertest, the dashboards, the image catalog and the
+// generated compose and Prometheus files all read it, so a new server is one entry here.
+package targets
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/protobench/protobench/internal/contract"
+)
+
+// Protocols: the scheme a target's address speaks, which is also the name of the load
+// generator's driver for it and what a tool declares it can drive.
+const (
+	GRPC   = "grpc"
+	HTTP   = "http"
+	NetRPC = "netrpc"
+	ZMQ    = "zmq"
+)
+
+// Protocols lists every protocol, in the order the documentation uses.
+var Protocols = []string{GRPC, HTTP, NetRPC, ZMQ}
+
+// HTTP versions and body encodings an HTTP target can serve; the first of each is the default.
+const (
+	HTTP1 = "1.1"
+	HTTP2 = "2" // cleartext HTTP/2 with prior knowledge (h2c)
+
+	EncodingJSON     = "json"
+	EncodingProtobuf = "protobuf"
+)
+
+// MethodPublish is the ZeroMQ-only method that makes the server publish its payload on PUB.
+const MethodPublish = "Publish"
+
+// Knob kinds: how a knob's value is checked.
+const (
+	KnobInt      = "int"
+	KnobBool     = "bool"
+	KnobSize     = "size"
+	KnobDuration = "duration"
+	KnobEnum     = "enum"
+)
+
+// Knob is one server setting a scenario may change: the environment variable the server reads it
+// from and how its value is checked.
+type Knob struct {
+	Env   string
+	Kind  string // KnobInt, KnobBool, KnobSize, KnobDuration or KnobEnum
+	Min   int64
+	Enum  []string
+	About string
+}
+
+// Pattern is a protocol variant a client picks (ZeroMQ's socket patterns).
+type Pattern struct {
+	Name    string
+	Methods []string // the methods this pattern carries
+	// Multiplexes is true when one socket carries many requests in flight.
+	Multiplexes bool
+	About       string
+}
+
+// Listener is a port a server opens beyond its main one (ZeroMQ's PULL and PUB).
+type Listener struct {
+	Name string // servertest.Endpoints key: pull, pub
+	Env  string // the server's environment variable for its address
+	Port int
+}
+
+// Caps are a target's default CPU quota (cores) and memory limit in the compose stack.
+type Caps struct {
+	CPUs        float64
+	MemoryBytes int64
+}
+
+// Target is one server under test.
+type Target struct {
+	Name     string // scenario target, compose service, results and dashboard label
+	Protocol string // GRPC, HTTP, NetRPC or ZMQ
+	About    string // one line for listings
+
+	// ServerDir is the server's folder (its main, or its Dockerfile and sources).
+	ServerDir string
+	// GoServer is the Go package whose Spec (a serverkit.Spec) is the server; empty for servers in
+	// other languages, which servertest runs as processes.
+	GoServer string
+	// Image is the logical image (internal/images) the server runs from; Entrypoint is the
+	// program in it, or nil for the image's own.
+	Image      string
+	Entrypoint []string
+
+	Port        int // the main listener, PROTOBENCH_LISTEN
+	Listeners   []Listener
+	MetricsPort int      // /metrics, /healthz and /config, PROTOBENCH_METRICS_LISTEN
+	Health      []string // the compose healthcheck command (CMD form)
+	// HealthRetries are 1 s probes before the server counts as failed to start.
+	HealthRetries int
+
+	Methods      []string  // contract methods (and MethodPublish where served)
+	Patterns     []Pattern // client patterns; the first is the default
+	HTTPVersions []string  // HTTP targets: what the server speaks; the first is the default
+	Encodings    []string  // HTTP targets: body encodings; the first is the default
+	Knobs        map[string]Knob
+	Caps         Caps
+}
+
+// commonKnobs apply to every reference server.
+var commonKnobs = map[string]Knob{
+	"max_payload_bytes": {Env: "PROTOBENCH_MAX_PAYLOAD_BYTES", Kind: KnobSize, Min: 1, About: "largest request the server accepts"},
+}
+
+// DefaultCaps are what a server gets in the compose stack when a scenario sets nothing.
+var DefaultCaps = Caps{CPUs: 1, MemoryBytes: 1 << 30}
+
+// DefaultMetricsPort is where every reference server serves /metrics.
+const DefaultMetricsPort = 9100
+
+var unary = []string{contract.MethodEcho, contract.MethodGetUser, contract.MethodMultiply, contract.MethodDivide}
+
+// goServer fills the fields every Go server in the protobench image shares.
+func goServer(t Target) Target {
+	t.ServerDir = "servers/" + t.Name
+	t.Image = "protobench"
+	bin := "/usr/local/bin/protobench-" + t.Name + "-server"
+	t.Entrypoint = []string{bin}
+	t.Health = []string{bin, "--probe"}
+	return t
+}
+
+// all is the registry, in the order listings use.
+var all = []Target{
+	goServer(Target{
+		Name: "grpc", Protocol: GRPC, About: "Go gRPC (grpc-go)",
+		GoServer: "internal/server/grpcserver", Port: 50051,
+		Methods: append(slices.Clone(unary), contract.MethodEchoStream),
+		Knobs: map[string]Knob{
+			"max_concurrent_streams": {Env: "PROTOBENCH_GRPC_MAX_CONCURRENT_STREAMS", Kind: KnobInt, Min: 1, About: "HTTP/2 streams per connection (grpc.MaxConcurrentStreams)"},
+			"read_buffer_bytes":      {Env: "PROTOBENCH_GRPC_READ_BUFFER_BYTES", Kind: KnobSize, About: "grpc.ReadBufferSize"},
+			"write_buffer_bytes":     {Env: "PROTOBENCH_GRPC_WRITE_BUFFER_BYTES", Kind: KnobSize, About: "grpc.WriteBufferSize"},
+		},
+	}),
+	goServer(Target{
+		Name: "rest", Protocol: HTTP, About: "Go net/http REST, HTTP/1.1 and h2c, JSON and protobuf bodies",
+		GoServer: "internal/server/restserver", Port: 8080,
+		Methods:      slices.Clone(unary),
+		HTTPVersions: []string{HTTP1, HTTP2},
+		Encodings:    []string{EncodingJSON, EncodingProtobuf},
+		Knobs: map[string]Knob{
+			"idle_timeout":        {Env: "PROTOBENCH_HTTP_IDLE_TIMEOUT", Kind: KnobDuration, About: "http.Server.IdleTimeout"},
+			"read_header_timeout": {Env: "PROTOBENCH_HTTP_READ_HEADER_TIMEOUT", Kind: KnobDuration, About: "http.Server.ReadHeaderTimeout"},
+		},
+	}),
+	goServer(Target{
+		Name: "netrpc", Protocol: NetRPC, About: "Go net/rpc (gob)",
+		GoServer: "internal/server/netrpcserver", Port: 4200,
+		Methods: slices.Clone(unary),
+	}),
+	goServer(Target{
+		Name: "zeromq", Protocol: ZMQ, About: "Go on libzmq: ROUTER, PULL and PUB",
+		GoServer: "internal/server/zmqserver", Port: 5555,
+		Listeners: []Listener{
+			{Name: "pull", Env: "PROTOBENCH_ZMQ_PULL_LISTEN", Port: 5556},
+			{Name: "pub", Env: "PROTOBENCH_ZMQ_PUB_LISTEN", Port: 5557},
+		},
+		Methods: append(slices.Clone(unary), MethodPublish),
+		Patterns: []Pattern{
+			{Name: "dealer", Methods: unary, Multiplexes: true, About: "DEALER to ROUTER, requests pipelined on one socket"},
+			{Name: "req", Methods: unary, About: "REQ to ROUTER, one request in flight per socket"},
+			{Name: "push", Methods: []string{contract.MethodEcho}, Multiplexes: true, About: "PUSH raw payloads to PULL, counted at the sink"},
+			{Name: "sub", Methods: []string{MethodPublish}, Multiplexes: true, About: "SUB to PUB: fan-out of Publish"},
+		},
+		Knobs: map[string]Knob{
+			"sndhwm":     {Env: "PROTOBENCH_ZMQ_SNDHWM", Kind: KnobInt, About: "send high-water mark in messages (0 = unlimited)"},
+			"rcvhwm":     {Env: "PROTOBENCH_ZMQ_RCVHWM", Kind: KnobInt, About: "receive high-water mark in messages (0 = unlimited)"},
+			"io_threads": {Env: "PROTOBENCH_ZMQ_IO_THREADS", Kind: KnobInt, Min: 1, About: "libzmq I/O threads"},
+		},
+	}),
+	{
+		Name: "python-grpc", Protocol: GRPC, About: "Python gRPC (grpcio), sync or asyncio",
+		ServerDir: "servers/python-grpc", Image: "python-grpc", Port: 50051,
+		Health:        []string{"python3", "/app/server.py", "--probe"},
+		HealthRetries: 90, // grpcio's import is slow on a capped core
+		Methods:       append(slices.Clone(unary), contract.MethodEchoStream),
+		Knobs: map[string]Knob{
+			"mode":    {Env: "PROTOBENCH_PY_MODE", Kind: KnobEnum, Enum: []string{"sync", "aio"}, About: "thread-pool server (sync) or asyncio server (aio)"},
+			"gzip":    {Env: "PROTOBENCH_PY_GZIP", Kind: KnobBool, About: "compress every response with gzip"},
+			"threads": {Env: "PROTOBENCH_PY_THREADS", Kind: KnobInt, Min: 1, About: "thread-pool size in sync mode"},
+		},
+	},
+}
+
+func init() {
+	for i := range all {
+		t := &all[i]
+		if t.MetricsPort == 0 {
+			t.MetricsPort = DefaultMetricsPort
+		}
+		if t.HealthRetries == 0 {
+			t.HealthRetries = 60
+		}
+		if t.Caps == (Caps{}) {
+			t.Caps = DefaultCaps
+		}
+		knobs := map[string]Knob{}
+		for k, v := range commonKnobs {
+			knobs[k] = v
+		}
+		for k, v := range t.Knobs {
+			knobs[k] = v
+		}
+		t.Knobs = knobs
+	}
+}
+
+// All returns every registered target, in listing order.
+func All() []Target { return slices.Clone(all) }
+
+// Names lists every registered target name, in listing order.
+func Names() []string {
+	names := make([]string, len(all))
+	for i, t := range all {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// Lookup returns the registered target called name.
+func Lookup(name string) (Target, bool) {
+	for _, t := range all {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Target{}, false
+}
+
+// IsHTTP reports whether the target speaks HTTP, and so takes an HTTP version and an encoding.
+func (t Target) IsHTTP() bool { return t.Protocol == HTTP }
+
+// Streams reports whether the target serves a streaming method.
+func (t Target) Streams() bool { return slices.Contains(t.Methods, contract.MethodEchoStream) }
+
+// Implements reports whether the target serves method.
+func (t Target) Implements(method string) bool { return slices.Contains(t.Methods, method) }
+
+// Pattern returns the named pattern, or the default one for "".
+func (t Target) Pattern(name string) (Pattern, bool) {
+	if len(t.Patterns) == 0 {
+		return Pattern{}, false
+	}
+	if name == "" {
+		return t.Patterns[0], true
+	}
+	for _, p := range t.Patterns {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Pattern{}, false
+}
+
+// PatternNames lists the target's patterns; the first is the default.
+func (t Target) PatternNames() []string {
+	names := make([]string, len(t.Patterns))
+	for i, p := range t.Patterns {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// PatternFor picks the pattern a method runs on when a step names none: the default one if it
+// carries method, else the first that does.
+func (t Target) PatternFor(method string) string {
+	for _, p := range t.Patterns {
+		if slices.Contains(p.Methods, method) {
+			return p.Name
+		}
+	}
+	if len(t.Patterns) > 0 {
+		return t.Patterns[0].Name
+	}
+	return ""
+}
+
+// Multiplexes reports whether one connection of this target's client carries many requests in
+// flight: a gRPC channel, an HTTP/2 connection, net/rpc's client and a ZeroMQ DEALER do;
+// HTTP/1.1 and a ZeroMQ REQ socket cannot.
+func (t Target) Multiplexes(httpVersion, pattern string) bool {
+	switch {
+	case t.IsHTTP():
+		return httpVersion == HTTP2
+	case len(t.Patterns) > 0:
+		p, ok := t.Pattern(pattern)
+		return ok && p.Multiplexes
+	}
+	return true
+}
+
+// KnobNames lists the target's knobs, sorted.
+func (t Target) KnobNames() []string {
+	names := make([]string, 0, len(t.Knobs))
+	for n := range t.Knobs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Address is host:port of the target's main listener on the compose network.
+func (t Target) Address() string { return fmt.Sprintf("%s:%d", t.Name, t.Port) }
+
+// PayloadMethods are the methods whose request carries payload_bytes.
+var PayloadMethods = []string{contract.MethodEcho, contract.MethodEchoStream, MethodPublish}
+
+// AllMethods is every method any target may serve: the contract's and MethodPublish.
+func AllMethods() []string { return append(slices.Clone(contract.Methods), MethodPublish) }
+
+// PatternTargets names the targets that take a pattern, for error messages.
+func PatternTargets() string {
+	var names []string
+	for _, t := range all {
+		if len(t.Patterns) > 0 {
+			names = append(names, t.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// HTTPTargets names the targets that speak HTTP, for error messages.
+func HTTPTargets() string {
+	var names []string
+	for _, t := range all {
+		if t.IsHTTP() {
+			names = append(names, t.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// AllPatterns lists every pattern name of every target, for decoding before targets are known.
+func AllPatterns() []string {
+	var names []string
+	for _, t := range all {
+		for _, p := range t.Patterns {
+			if !slices.Contains(names, p.Name) {
+				names = append(names, p.Name)
+			}
+		}
+	}
+	return names
+}
