@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,13 +42,6 @@ type Flags struct {
 	PayloadBytes   int
 	Out            string
 	Timeseries     string
-	ZMQPattern     string
-	ZMQMetricsURL  string
-	ZMQPullAddr    string
-	ZMQPubAddr     string
-	GRPCClient     string
-	ZMQClient      string
-	NetRPCClient   string
 	MaxInflight    int
 	ConnectTimeout time.Duration
 	RequestTimeout time.Duration
@@ -60,6 +52,18 @@ type Flags struct {
 	Progress       string
 
 	set map[string]bool // flags given explicitly
+	// owner names the scheme of each driver flag; apply moves a driver's flags into the Config.
+	owner map[string]string
+	apply map[string]func(*Config) error
+}
+
+// FlagDeclarer is a driver with flags of its own on `protobench load` (--grpc-client,
+// --zmq-pattern, --http-version, ...), so that the command line knows no protocol.
+type FlagDeclarer interface {
+	// DeclareFlags declares the driver's flags on fs and returns what, once the flags are
+	// parsed and the target uses this driver, checks their values and moves them into cfg
+	// (cfg.Options, cfg.Pattern). It runs before Driver.Check.
+	DeclareFlags(fs *flag.FlagSet) func(cfg *Config) error
 }
 
 type labelFlag map[string]string
@@ -108,13 +112,6 @@ func NewFlagSet(stderr io.Writer) (*flag.FlagSet, *Flags) {
 	fs.IntVar(&f.PayloadBytes, "payload-bytes", 0, "Echo/EchoStream/Publish/push payload size in bytes")
 	fs.StringVar(&f.Out, "out", "", "write the JSON result to this file (- for stdout, then the text report goes to stderr)")
 	fs.StringVar(&f.Timeseries, "timeseries", "", "write the per-second timeline (warm-up included) as JSON to this file")
-	fs.StringVar(&f.ZMQPattern, "zmq-pattern", "", "ZeroMQ pattern: dealer (pipelined, default), req (lockstep), push (to the server's PULL sink), sub (fan-out via Publish)")
-	fs.StringVar(&f.ZMQMetricsURL, "zmq-metrics-url", "", "zmq push: the server's /metrics URL where the sink is counted (default http://<target host>:9100/metrics)")
-	fs.StringVar(&f.ZMQPullAddr, "zmq-pull-addr", "", "zmq push: the server's PULL sink host:port (default <target host>:5556)")
-	fs.StringVar(&f.ZMQPubAddr, "zmq-pub-addr", "", "zmq sub: the server's PUB host:port (default <target host>:5557)")
-	fs.StringVar(&f.GRPCClient, "grpc-client", "lean", "grpc: lean (the generator's own HTTP/2 client for unary calls in the closed model; grpc-go otherwise) or grpc-go (always)")
-	fs.StringVar(&f.ZMQClient, "zmq-client", "lean", "zmq dealer: lean (the generator's own ZMTP client in the closed model; libzmq otherwise) or libzmq (always)")
-	fs.StringVar(&f.NetRPCClient, "netrpc-client", "lean", "netrpc: lean (the generator's own client in the closed model; net/rpc's otherwise) or net/rpc (always)")
 	fs.IntVar(&f.MaxInflight, "max-inflight", 0, "open model: most requests in flight at once, spread over the connections (0 = connections × concurrency)")
 	fs.DurationVar(&f.ConnectTimeout, "connect-timeout", 5*time.Second, "time allowed to connect (and to reconnect after a lost connection)")
 	fs.DurationVar(&f.RequestTimeout, "request-timeout", 0, "per-request timeout, counted as a transport:timeout error (0 = none)")
@@ -123,11 +120,30 @@ func NewFlagSet(stderr io.Writer) (*flag.FlagSet, *Flags) {
 	fs.Var(f.Labels, "label", "key=value attached to live metrics and the result (repeatable; keys: scenario, step, run_id)")
 	fs.StringVar(&f.TargetName, "target-name", "", "server name recorded in the result and metrics (default from the scheme: grpc, rest, netrpc, zeromq)")
 	fs.StringVar(&f.Progress, "progress", "auto", "progress line on stderr: auto (only on a TTY), on, off")
+	f.declareDriverFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: protobench load --target URL [flags]\n\n")
 		fs.PrintDefaults()
 	}
 	return fs, f
+}
+
+// declareDriverFlags adds every registered driver's own flags to fs.
+func (f *Flags) declareDriverFlags(fs *flag.FlagSet) {
+	f.owner, f.apply = map[string]string{}, map[string]func(*Config) error{}
+	for _, scheme := range Schemes() {
+		d, _ := Lookup(scheme)
+		fd, ok := d.(FlagDeclarer)
+		if !ok {
+			continue
+		}
+		own := flag.NewFlagSet(scheme, flag.ContinueOnError)
+		f.apply[scheme] = fd.DeclareFlags(own)
+		own.VisitAll(func(fl *flag.Flag) {
+			fs.Var(fl.Value, fl.Name, fl.Usage)
+			f.owner[fl.Name] = scheme
+		})
+	}
 }
 
 // ParseArgs parses and validates the command line into a Config.
@@ -160,7 +176,6 @@ func (f *Flags) Config() (*Config, error) {
 		Target:         target,
 		TargetName:     f.TargetName,
 		Method:         f.Method,
-		Pattern:        f.ZMQPattern,
 		Connections:    f.Connections,
 		Concurrency:    f.Concurrency,
 		Duration:       f.Duration,
@@ -175,47 +190,15 @@ func (f *Flags) Config() (*Config, error) {
 	if cfg.TargetName == "" {
 		cfg.TargetName = info.TargetName
 	}
-	// Which client a driver uses: its own lean one (the default) or the protocol's library.
-	for _, c := range []struct {
-		flag, key, scheme, value string
-		choices                  []string
-	}{
-		{"grpc-client", "grpc_client", "grpc", f.GRPCClient, []string{"lean", "grpc-go"}},
-		{"netrpc-client", "netrpc_client", "netrpc", f.NetRPCClient, []string{"lean", "net/rpc"}},
-		{"zmq-client", "zmq_client", "zmq", f.ZMQClient, []string{"lean", "libzmq"}},
-	} {
-		if !slices.Contains(c.choices, c.value) {
-			return nil, fmt.Errorf("--%s must be %s, got %q", c.flag, strings.Join(c.choices, " or "), c.value)
-		}
-		if f.set[c.flag] && target.Scheme != c.scheme {
-			return nil, fmt.Errorf("--%s applies only to %s:// targets, not %s://", c.flag, c.scheme, target.Scheme)
-		}
-		cfg.Options[c.key] = c.value
-	}
-	for _, o := range []struct{ flag, value string }{
-		{"zmq-pattern", f.ZMQPattern}, {"zmq-metrics-url", f.ZMQMetricsURL}, {"zmq-pull-addr", f.ZMQPullAddr}, {"zmq-pub-addr", f.ZMQPubAddr},
-	} {
-		if o.value != "" && target.Scheme != "zmq" {
-			return nil, fmt.Errorf("--%s applies only to zmq:// targets, not %s://", o.flag, target.Scheme)
+	for name := range f.set {
+		if scheme, ok := f.owner[name]; ok && scheme != target.Scheme {
+			return nil, fmt.Errorf("--%s applies only to %s:// targets, not %s://", name, scheme, target.Scheme)
 		}
 	}
-	for _, o := range []struct{ flag, key, value string }{
-		{"zmq-pull-addr", "pull_addr", f.ZMQPullAddr},
-		{"zmq-pub-addr", "pub_addr", f.ZMQPubAddr},
-	} {
-		if o.value == "" {
-			continue
+	if apply := f.apply[target.Scheme]; apply != nil {
+		if err := apply(cfg); err != nil {
+			return nil, err
 		}
-		if _, _, err := net.SplitHostPort(o.value); err != nil {
-			return nil, fmt.Errorf("--%s %q: want host:port", o.flag, o.value)
-		}
-		cfg.Options[o.key] = o.value
-	}
-	if f.ZMQMetricsURL != "" {
-		if _, err := url.ParseRequestURI(f.ZMQMetricsURL); err != nil {
-			return nil, fmt.Errorf("--zmq-metrics-url %q: %v", f.ZMQMetricsURL, err)
-		}
-		cfg.Options["metrics_url"] = f.ZMQMetricsURL
 	}
 	switch {
 	case cfg.Connections < 1:

@@ -1,37 +1,47 @@
-// Package httpdriver is the load generator's HTTP/1.1 driver (scheme http://) for the REST
-// server. It is a small client of its own rather than net/http: every request is prebuilt bytes
-// written with one write, and the response is parsed in place from a bufio.Reader, so a request
-// costs two system calls and no allocation. That is what lets one core approach wrk.
+// Package httpdriver is the load generator's HTTP driver (scheme http://) for the REST server,
+// over HTTP/1.1 or HTTP/2 cleartext with prior knowledge (h2c, --http-version 2), with JSON or
+// protobuf bodies (--encoding), or a request the user declares (--http-method, --http-path,
+// --http-header, --http-body) for a server of their own.
 //
-// HTTP/1.1 carries one request at a time per TCP connection (no pipelining, as wrk does by
-// default), so every slot — connections × concurrency — is a TCP connection of its own. In the
-// closed model those sockets are served by one event loop per GOMAXPROCS on epoll, as wrk's
-// threads do (a loadgen.Multiplexer): a request then costs one write and one read, with no
-// goroutine switch. In the open model each socket has a worker goroutine, so that the engine's
-// pacer can time every send.
+// HTTP/1.1 is a small client of its own rather than net/http: every request is prebuilt bytes
+// written with one write, and the response is parsed in place, so a request costs two system
+// calls and no allocation. HTTP/1.1 carries one request at a time per TCP connection (no
+// pipelining, as wrk does by default), so every slot — connections × concurrency — is a TCP
+// connection of its own. HTTP/2 multiplexes like gRPC: each connection carries concurrency
+// streams, framed by package h2wire, which the gRPC driver shares.
+//
+// In the closed model the sockets are sessions of netloop event loops, one per GOMAXPROCS, as
+// wrk's threads (a loadgen.Multiplexer): a request then costs one write and one read, with no
+// goroutine switch. In the open model each slot has a worker goroutine, so that the engine's
+// pacer can time every send: HTTP/1.1 on its own socket, HTTP/2 through net/http's client.
 //
 // Endpoints (see internal/server/restserver): GET /v1/users/{id}, POST /v1/echo with a raw
-// application/octet-stream body, POST /v1/multiply and /v1/divide with JSON. Non-2xx answers are
+// application/octet-stream body, POST /v1/multiply and /v1/divide with JSON; with protobuf the
+// same paths carry the gRPC contract's messages as application/x-protobuf. Non-2xx answers are
 // errors coded http:<status>; replies are checked against the contract.
 package httpdriver
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/protobench/protobench/internal/contract"
 	"github.com/protobench/protobench/internal/loadgen"
+	"github.com/protobench/protobench/internal/loadgen/netloop"
 )
+
+// http2 reports whether cfg asks for HTTP/2 (h2c).
+func http2(cfg *loadgen.Config) bool { return cfg.Options[optVersion] == Version2 }
 
 func init() { loadgen.Register("http", Driver{}) }
 
-// Driver is the HTTP/1.1 driver.
+// Driver is the HTTP driver.
 type Driver struct{}
 
 var methods = []string{contract.MethodGetUser, contract.MethodEcho, contract.MethodMultiply, contract.MethodDivide}
@@ -43,6 +53,14 @@ func (Driver) Info() loadgen.DriverInfo {
 
 // Check implements loadgen.Driver; the method defaults to GetUser.
 func (Driver) Check(cfg *loadgen.Config) error {
+	if custom(cfg) {
+		name := customName(cfg)
+		if cfg.Method != "" && cfg.Method != name {
+			return fmt.Errorf("--method %q: a request given with --http-path has no contract method", cfg.Method)
+		}
+		cfg.Method = name
+		return nil
+	}
 	if cfg.Method == "" {
 		cfg.Method = methods[0]
 	}
@@ -52,14 +70,27 @@ func (Driver) Check(cfg *loadgen.Config) error {
 	return nil
 }
 
-// Dial implements loadgen.Driver. In the closed model (on Linux) a connection is Concurrency
-// sockets that an event loop serves (see Serve); otherwise it is a recipe from which each worker
-// dials its own TCP connection, and Dial probes the address so that an unreachable target fails
-// at once.
-func (Driver) Dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes) (loadgen.Conn, error) {
-	req, check := buildRequest(cfg)
-	c := &conn{addr: cfg.Target.Address, wire: wire, req: req, check: check, connectTimeout: cfg.ConnectTimeout}
-	if multiplexed(cfg) {
+// Dial implements loadgen.Driver. In the closed model (on Linux) an HTTP/1.1 connection is
+// Concurrency sockets and an HTTP/2 one a socket with Concurrency streams, which event loops
+// serve (see Serve); otherwise it is a recipe from which each worker dials, and Dial probes the
+// address so that an unreachable target fails at once.
+func (d Driver) Dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes) (loadgen.Conn, error) {
+	r, err := buildRequest(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := &conn{addr: cfg.Target.Address, wire: wire, r: r, req: r.http1(cfg.Target.Address), connectTimeout: cfg.ConnectTimeout}
+	if http2(cfg) {
+		if d.Multiplexes(cfg) {
+			s := newH2Session(cfg, c)
+			if err := s.Connect(ctx); err != nil {
+				return nil, err
+			}
+			c.sessions = append(c.sessions, s)
+			return c, nil
+		}
+		c.client = newH2Client(cfg, wire)
+	} else if multiplexed(cfg) {
 		return c, c.dialSockets(ctx, cfg.Concurrency)
 	}
 	if err := loadgen.ProbeTCP(ctx, cfg.Target.Address); err != nil {
@@ -68,68 +99,23 @@ func (Driver) Dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireB
 	return c, nil
 }
 
-// buildRequest returns the request bytes and the check of a 2xx body.
-func buildRequest(cfg *loadgen.Config) ([]byte, func([]byte) error) {
-	host := cfg.Target.Address
-	var b bytes.Buffer
-	post := func(path, ctype string, body []byte) {
-		fmt.Fprintf(&b, "POST %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: protobench\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", path, host, ctype, len(body))
-		b.Write(body)
-	}
-	var check func([]byte) error
-	switch cfg.Method {
-	case contract.MethodGetUser:
-		fmt.Fprintf(&b, "GET /v1/users/%d HTTP/1.1\r\nHost: %s\r\nUser-Agent: protobench\r\n\r\n", contract.RequestUserID, host)
-		check = contains(fmt.Sprintf(`"name":%q`, contract.UserByID(contract.RequestUserID).Name))
-	case contract.MethodEcho:
-		n := cfg.PayloadBytes
-		post("/v1/echo", "application/octet-stream", contract.Payload(n))
-		check = func(body []byte) error {
-			if len(body) != n {
-				return fmt.Errorf("echo returned %d bytes, sent %d", len(body), n)
-			}
-			return nil
-		}
-	case contract.MethodMultiply:
-		post("/v1/multiply", "application/json", fmt.Appendf(nil, `{"a":%d,"b":%d}`, contract.RequestA, contract.RequestB))
-		check = contains(fmt.Sprintf(`"product":%d`, contract.Multiply(contract.RequestA, contract.RequestB)))
-	case contract.MethodDivide:
-		post("/v1/divide", "application/json", fmt.Appendf(nil, `{"a":%d,"b":%d}`, contract.RequestA, contract.RequestB))
-		q, _, _ := contract.Divide(contract.RequestA, contract.RequestB)
-		check = contains(fmt.Sprintf(`"quotient":%d`, q))
-	}
-	return b.Bytes(), check
-}
-
-func contains(s string) func([]byte) error {
-	want := []byte(s)
-	return func(body []byte) error {
-		if !bytes.Contains(body, want) {
-			return fmt.Errorf("reply %q does not contain %s", truncate(body), want)
-		}
-		return nil
-	}
-}
-
-func truncate(b []byte) []byte {
-	if len(b) > 80 {
-		return b[:80]
-	}
-	return b
-}
-
 type conn struct {
-	addr  string
-	wire  *loadgen.WireBytes
-	req   []byte
-	check func([]byte) error
-	socks []*rawSock // closed model: the sockets the event loop serves
+	addr     string
+	wire     *loadgen.WireBytes
+	r        request
+	req      []byte            // HTTP/1.1 bytes of r
+	client   *http.Client      // HTTP/2 workers (open model)
+	sessions []netloop.Session // closed model: what the event loops serve
 
 	connectTimeout time.Duration
 }
 
-// NewWorker implements loadgen.Conn: one TCP connection per worker.
+// NewWorker implements loadgen.Conn: one TCP connection per HTTP/1.1 worker; HTTP/2 workers
+// share the connection's client.
 func (c *conn) NewWorker(ctx context.Context) (loadgen.Worker, error) {
+	if c.client != nil {
+		return &h2Worker{conn: c}, nil
+	}
 	w := &worker{conn: c}
 	if err := w.dial(ctx); err != nil {
 		return nil, err
@@ -188,7 +174,7 @@ func (w *worker) Do(ctx context.Context) error {
 			if resp.closeAfter {
 				w.closeConn()
 			}
-			return w.conn.outcome(resp)
+			return w.conn.outcome(resp.status, resp.body)
 		}
 		n, err := w.nc.Read(w.rb.space())
 		w.rb.n += n
@@ -199,11 +185,11 @@ func (w *worker) Do(ctx context.Context) error {
 }
 
 // outcome judges a complete response.
-func (c *conn) outcome(r response) error {
-	if r.status < 200 || r.status > 299 {
-		return loadgen.ProtocolError("http:"+strconv.Itoa(r.status), fmt.Errorf("%s", truncate(r.body)))
+func (c *conn) outcome(status int, body []byte) error {
+	if status < 200 || status > 299 {
+		return loadgen.ProtocolError("http:"+strconv.Itoa(status), fmt.Errorf("%s", truncate(body)))
 	}
-	if err := c.check(r.body); err != nil {
+	if err := c.r.check(body); err != nil {
 		return loadgen.ProtocolError(loadgen.CodeBadResponse, err)
 	}
 	return nil

@@ -33,16 +33,13 @@ func (Driver) Multiplexes(cfg *loadgen.Config) bool {
 	return !cfg.Open() && netloop.Supported && cfg.Options["netrpc_client"] != ClientNetRPC
 }
 
-// leanConn is one net/rpc connection of the lean client.
+// leanConn is one net/rpc connection of the lean client: a netloop.Session.
 type leanConn struct {
 	cfg   *loadgen.Config
-	wire  *loadgen.WireBytes
 	slots int
 	call  *worker // the method, arguments, reply and its check
 
-	fd       int
-	out      byteWriter
-	watchOut bool
+	conn     *netloop.Conn
 	enc      *gob.Encoder
 	dec      *gob.Decoder
 	seq      uint64
@@ -50,9 +47,7 @@ type leanConn struct {
 	req      rpc.Request
 	resp     rpc.Response
 
-	in     []byte
-	inN    int
-	rpos   int // the decoder reads from here
+	rpos   int // the decoder reads conn.In from here
 	scan   int // next message to frame
 	limit  int // end of the last complete reply: the decoder never reads past it
 	values int // value messages framed since the last complete reply
@@ -64,21 +59,19 @@ type pending struct {
 	start time.Time
 }
 
-type byteWriter []byte
+// outWriter is where the gob encoder writes: the connection's output.
+type outWriter struct{ conn *netloop.Conn }
 
-func (w *byteWriter) Write(p []byte) (int, error) { *w = append(*w, p...); return len(p), nil }
+func (w outWriter) Write(p []byte) (int, error) {
+	w.conn.Out = append(w.conn.Out, p...)
+	return len(p), nil
+}
 
 func (c *leanConn) NewWorker(context.Context) (loadgen.Worker, error) {
 	return nil, errors.New("netrpc lean connections are served by event loops")
 }
 
-func (c *leanConn) Close() error {
-	if c.fd >= 0 {
-		_ = netloop.Close(c.fd)
-		c.fd = -1
-	}
-	return nil
-}
+func (c *leanConn) Close() error { return c.conn.Close() }
 
 func dialLean(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes) (*leanConn, error) {
 	proto := &conn{cfg: cfg}
@@ -86,25 +79,62 @@ func dialLean(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes)
 	if err != nil {
 		return nil, err
 	}
-	c := &leanConn{cfg: cfg, wire: wire, slots: cfg.Concurrency, call: w, fd: -1}
-	return c, c.connect(ctx)
+	c := &leanConn{cfg: cfg, slots: cfg.Concurrency, call: w, conn: netloop.NewConn(wire)}
+	return c, c.Connect(ctx)
 }
 
-// connect opens a connection with a fresh gob stream in each direction.
-func (c *leanConn) connect(ctx context.Context) error {
-	fd, err := netloop.Dial(ctx, c.cfg.Target.Address)
-	if err != nil {
+// Conn implements netloop.Session.
+func (c *leanConn) Conn() *netloop.Conn { return c.conn }
+
+// Connect implements netloop.Session: a new connection with a fresh gob stream each way.
+func (c *leanConn) Connect(ctx context.Context) error {
+	if err := c.conn.Dial(ctx, c.cfg.Target.Address); err != nil {
 		return err
 	}
-	c.fd, c.watchOut = fd, false
-	c.out = c.out[:0]
-	c.enc = gob.NewEncoder(&c.out)
+	c.enc = gob.NewEncoder(outWriter{c.conn})
 	c.dec = gob.NewDecoder(c)
 	c.inflight = map[uint64]pending{}
-	if c.in == nil {
-		c.in = make([]byte, 64<<10)
+	c.rpos, c.scan, c.limit, c.values, c.ready = 0, 0, 0, 0, 0
+	return nil
+}
+
+// Room implements netloop.Session.
+func (c *leanConn) Room() int { return c.slots - len(c.inflight) }
+
+// Inflight implements netloop.Session.
+func (c *leanConn) Inflight() int { return len(c.inflight) }
+
+// Fail implements netloop.Session.
+func (c *leanConn) Fail(p *loadgen.Pipe, now time.Time, cause error) {
+	lost := loadgen.ConnLost(&loadgen.CodedError{Code: netloop.LostCode(cause, errGob), Err: cause})
+	for seq, pd := range c.inflight {
+		p.Done(pd.t, pd.start, now, lost)
+		delete(c.inflight, seq)
 	}
-	c.inN, c.rpos, c.scan, c.limit, c.values, c.ready = 0, 0, 0, 0, 0, 0
+}
+
+// Abandon implements netloop.Session.
+func (c *leanConn) Abandon(p *loadgen.Pipe) {
+	for seq, pd := range c.inflight {
+		p.Abandon(pd.t)
+		delete(c.inflight, seq)
+	}
+}
+
+// Received implements netloop.Session: frame the gob messages that arrived, decode the complete
+// replies, and drop what is decoded from the buffer.
+func (c *leanConn) Received(p *loadgen.Pipe) error {
+	if err := c.frame(); err != nil {
+		return err
+	}
+	if err := c.decode(p); err != nil {
+		return err
+	}
+	if c.rpos > 0 && c.rpos == c.limit {
+		c.conn.Consume(c.rpos)
+		c.scan -= c.rpos
+		c.rpos, c.limit = 0, 0
+	}
 	return nil
 }
 
@@ -115,7 +145,7 @@ func (c *leanConn) Read(p []byte) (int, error) {
 	if c.rpos >= c.limit {
 		return 0, io.ErrUnexpectedEOF
 	}
-	n := copy(p, c.in[c.rpos:c.limit])
+	n := copy(p, c.conn.In[c.rpos:c.limit])
 	c.rpos += n
 	return n, nil
 }
@@ -124,13 +154,13 @@ func (c *leanConn) ReadByte() (byte, error) {
 	if c.rpos >= c.limit {
 		return 0, io.ErrUnexpectedEOF
 	}
-	b := c.in[c.rpos]
+	b := c.conn.In[c.rpos]
 	c.rpos++
 	return b, nil
 }
 
-// send appends one call to the output.
-func (c *leanConn) send(t loadgen.Ticket, now time.Time) error {
+// Send implements netloop.Session: one call appended to the output.
+func (c *leanConn) Send(t loadgen.Ticket, now time.Time) error {
 	c.seq++
 	c.req.ServiceMethod, c.req.Seq = c.call.method, c.seq
 	if err := c.enc.Encode(&c.req); err != nil {
@@ -143,48 +173,6 @@ func (c *leanConn) send(t loadgen.Ticket, now time.Time) error {
 	return nil
 }
 
-func (c *leanConn) flushOnce() error {
-	for len(c.out) > 0 {
-		n, err := netloop.Write(c.fd, c.out)
-		if n > 0 {
-			c.wire.Sent.Add(int64(n))
-			c.out = c.out[:copy(c.out, c.out[n:])]
-		}
-		if err != nil {
-			if netloop.IsAgain(err) {
-				return nil
-			}
-			return err
-		}
-	}
-	return nil
-}
-
-var errClosedByServer = errors.New("connection closed by the server")
-
-// readOnce reads what has arrived and frames the gob messages in it.
-func (c *leanConn) readOnce() error {
-	if c.rpos > 0 && c.rpos == c.limit && c.ready == 0 {
-		// Everything decoded: move the unframed tail to the front.
-		n := copy(c.in, c.in[c.rpos:c.inN])
-		c.scan -= c.rpos
-		c.inN, c.rpos, c.limit = n, 0, 0
-	}
-	if c.inN == len(c.in) {
-		c.in = append(c.in, make([]byte, len(c.in))...)
-	}
-	n, err := netloop.Read(c.fd, c.in[c.inN:])
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return errClosedByServer
-	}
-	c.wire.Received.Add(int64(n))
-	c.inN += n
-	return c.frame()
-}
-
 var errGob = errors.New("malformed gob stream")
 
 // frame walks the complete gob messages after c.scan. A reply is two value messages (the
@@ -192,7 +180,7 @@ var errGob = errors.New("malformed gob stream")
 // before either.
 func (c *leanConn) frame() error {
 	for {
-		count, n, err := gobUint(c.in[c.scan:c.inN])
+		count, n, err := gobUint(c.conn.In[c.scan:c.conn.N])
 		if err == errIncomplete {
 			return nil
 		}
@@ -200,10 +188,10 @@ func (c *leanConn) frame() error {
 			return fmt.Errorf("%w: message of %d bytes", errGob, count)
 		}
 		body := c.scan + n
-		if c.inN-body < int(count) {
+		if c.conn.N-body < int(count) {
 			return nil
 		}
-		id, _, err := gobUint(c.in[body : body+int(count)])
+		id, _, err := gobUint(c.conn.In[body : body+int(count)])
 		if err != nil {
 			return fmt.Errorf("%w: no type id", errGob)
 		}
@@ -277,119 +265,12 @@ func (c *leanConn) decode(p *loadgen.Pipe) error {
 	return nil
 }
 
-// Serve implements loadgen.Multiplexer: one event loop over a group of lean connections, each
-// keeping Concurrency calls outstanding.
+// Serve implements loadgen.Multiplexer: one netloop event loop over a group of lean connections,
+// each keeping Concurrency calls outstanding.
 func (Driver) Serve(ctx context.Context, conns []loadgen.Conn, p *loadgen.Pipe) error {
-	lc := make([]*leanConn, len(conns))
+	sessions := make([]netloop.Session, len(conns))
 	for i, c := range conns {
-		lc[i] = c.(*leanConn)
+		sessions[i] = c.(*leanConn)
 	}
-	poll, err := netloop.NewPoller(len(lc))
-	if err != nil {
-		return err
-	}
-	defer poll.Close()
-	byFD := map[int]*leanConn{}
-	for _, c := range lc {
-		if err := poll.Add(c.fd); err != nil {
-			return err
-		}
-		byFD[c.fd] = c
-	}
-	replace := func(c *leanConn, cause error) error {
-		now := p.Now()
-		code := loadgen.CodeConnReset
-		switch {
-		case errors.Is(cause, errClosedByServer):
-			code = loadgen.CodeEOF
-		case errors.Is(cause, errGob):
-			code = loadgen.CodeBadResponse
-		}
-		lost := loadgen.ConnLost(&loadgen.CodedError{Code: code, Err: cause})
-		for seq, pd := range c.inflight {
-			p.Done(pd.t, pd.start, now, lost)
-			delete(c.inflight, seq)
-		}
-		delete(byFD, c.fd)
-		_ = c.Close()
-		rctx, cancel := context.WithTimeout(ctx, c.cfg.ConnectTimeout)
-		defer cancel()
-		if err := c.connect(rctx); err != nil {
-			return err
-		}
-		byFD[c.fd] = c
-		return poll.Add(c.fd)
-	}
-	over := false
-	var events []netloop.Event
-	for {
-		if ctx.Err() != nil {
-			for _, c := range lc {
-				for seq, pd := range c.inflight {
-					p.Abandon(pd.t)
-					delete(c.inflight, seq)
-				}
-			}
-			return nil
-		}
-		now := p.Now()
-		inflight := 0
-		for _, c := range lc {
-			for !over && len(c.inflight) < c.slots {
-				t, ok := p.Claim(now)
-				if !ok {
-					over = true
-					break
-				}
-				if err := c.send(t, now); err != nil {
-					return err
-				}
-			}
-			if len(c.out) > 0 {
-				if err := c.flushOnce(); err != nil {
-					if err := replace(c, err); err != nil {
-						return err
-					}
-					continue
-				}
-			}
-			if want := len(c.out) > 0; want != c.watchOut {
-				if err := poll.WatchOutput(c.fd, want); err != nil {
-					return err
-				}
-				c.watchOut = want
-			}
-			inflight += len(c.inflight)
-		}
-		if over && inflight == 0 {
-			return nil
-		}
-		events, err = poll.Wait(events[:0])
-		if err != nil {
-			return err
-		}
-		if len(events) > 0 {
-			// Pick up replies that arrived meanwhile, so the next calls go out in batches.
-			if events, err = poll.Poll(events); err != nil {
-				return err
-			}
-		}
-		for _, ev := range events {
-			c := byFD[ev.FD]
-			if c == nil || !ev.Readable {
-				continue
-			}
-			err := c.readOnce()
-			if err == nil {
-				err = c.decode(p)
-			} else if netloop.IsAgain(err) {
-				err = nil
-			}
-			if err != nil {
-				if err := replace(c, err); err != nil {
-					return err
-				}
-			}
-		}
-	}
+	return netloop.Serve(ctx, sessions, p, netloop.Options{})
 }

@@ -76,7 +76,6 @@ func appendZMTPFrame(b []byte, flags byte, body []byte) []byte {
 // leanDealer is one ZMTP connection to the ROUTER.
 type leanDealer struct {
 	cfg   *loadgen.Config
-	wire  *loadgen.WireBytes
 	slots int
 	req   request
 	// prefix is the request's first two frames ([empty][method]) and the id frame's header;
@@ -84,137 +83,117 @@ type leanDealer struct {
 	prefix []byte
 	suffix []byte
 
-	fd       int
-	out      []byte
-	watchOut bool
-	in       []byte
-	inN      int
+	conn     *netloop.Conn
+	greeted  bool
 	nextID   uint64
 	inflight map[uint64]pending
-	frames   [][]byte // frames of the reply being assembled (slices of in, valid until compaction)
+	frames   [][]byte // frames of the reply being assembled (slices of In, valid until compaction)
 	ready    bool     // the server's READY arrived
+	replies  []reply
+	timeout  time.Duration
 }
 
 func (c *leanDealer) NewWorker(context.Context) (loadgen.Worker, error) {
 	return nil, errors.New("zmq lean connections are served by event loops")
 }
 
-func (c *leanDealer) Close() error {
-	if c.fd >= 0 {
-		_ = netloop.Close(c.fd)
-		c.fd = -1
-	}
-	return nil
-}
+func (c *leanDealer) Close() error { return c.conn.Close() }
 
 func dialLeanDealer(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes) (*leanDealer, error) {
 	req, err := buildRequest(cfg)
 	if err != nil {
 		return nil, err
 	}
-	c := &leanDealer{cfg: cfg, wire: wire, slots: cfg.Concurrency, req: req, fd: -1, inflight: map[uint64]pending{}}
+	c := &leanDealer{cfg: cfg, slots: cfg.Concurrency, req: req, conn: netloop.NewConn(wire), inflight: map[uint64]pending{}}
 	c.prefix = appendZMTPFrame(nil, zmtpMore, nil)
 	c.prefix = appendZMTPFrame(c.prefix, zmtpMore, req.method)
 	c.prefix = append(c.prefix, zmtpMore, zmqwire.IDBytes)
 	c.suffix = appendZMTPFrame(nil, 0, req.body)
-	return c, c.connect(ctx)
+	c.timeout = requestTimeout(cfg)
+	return c, c.Connect(ctx)
 }
 
-// connect opens the connection and completes the ZMTP handshake within ctx.
-func (c *leanDealer) connect(ctx context.Context) error {
+// Conn implements netloop.Session.
+func (c *leanDealer) Conn() *netloop.Conn { return c.conn }
+
+// Connect implements netloop.Session: the connection and the ZMTP handshake within ctx.
+func (c *leanDealer) Connect(ctx context.Context) error {
 	addr := c.cfg.Target.Address
-	fd, err := netloop.Dial(ctx, addr)
-	if err != nil {
+	if err := c.conn.Dial(ctx, addr); err != nil {
 		return err
 	}
-	c.fd, c.inN, c.ready, c.watchOut = fd, 0, false, false
-	c.out = append(append(c.out[:0], greeting()...), readyCommand("DEALER")...)
-	if c.in == nil {
-		c.in = make([]byte, 64<<10)
-	}
-	for len(c.out) > 0 {
-		if err := c.flushOnce(); err != nil {
-			return c.handshakeError(err)
-		}
-		if len(c.out) > 0 {
-			if err := netloop.WaitFD(ctx, c.fd, netloop.PollOut); err != nil {
-				return c.handshakeError(err)
+	c.ready, c.greeted = false, false
+	c.conn.Out = append(append(c.conn.Out, greeting()...), readyCommand("DEALER")...)
+	return c.conn.Handshake(ctx, addr, "ZeroMQ connection not established", func() (bool, error) {
+		if !c.greeted {
+			if c.conn.N < greetingLen {
+				return false, nil
 			}
-		}
-	}
-	greeted := false
-	for !c.ready {
-		if err := netloop.WaitFD(ctx, c.fd, netloop.PollIn); err != nil {
-			return c.handshakeError(fmt.Errorf("no ZMTP handshake from the server: %w", err))
-		}
-		if err := c.readOnce(); err != nil && !netloop.IsAgain(err) {
-			return c.handshakeError(err)
-		}
-		if !greeted {
-			if c.inN < greetingLen {
-				continue
-			}
-			g := c.in[:greetingLen]
+			g := c.conn.In[:greetingLen]
 			if g[0] != 0xFF || g[9] != 0x7F || g[10] < 3 || !bytes.HasPrefix(g[12:32], []byte("NULL")) {
-				return c.handshakeError(fmt.Errorf("not a ZMTP 3 NULL-mechanism peer (greeting % x)", g[:12]))
+				return false, fmt.Errorf("not a ZMTP 3 NULL-mechanism peer (greeting % x)", g[:12])
 			}
-			c.inN = copy(c.in, c.in[greetingLen:c.inN])
-			greeted = true
+			c.conn.Consume(greetingLen)
+			c.greeted = true
 		}
-		if _, err := c.parse(nil); err != nil {
-			return c.handshakeError(err)
-		}
-	}
-	return nil
+		_, err := c.parse(nil)
+		return c.ready, err
+	})
 }
 
-func (c *leanDealer) handshakeError(err error) error {
-	_ = c.Close()
-	return &loadgen.DialError{Address: c.cfg.Target.Address, Err: fmt.Errorf("ZeroMQ connection not established: %w", err)}
+// Room implements netloop.Session.
+func (c *leanDealer) Room() int { return c.slots - len(c.inflight) }
+
+// Inflight implements netloop.Session.
+func (c *leanDealer) Inflight() int { return len(c.inflight) }
+
+// Received implements netloop.Session.
+func (c *leanDealer) Received(p *loadgen.Pipe) error {
+	var err error
+	c.replies, err = c.parse(c.replies[:0])
+	end := p.Now()
+	for _, r := range c.replies {
+		p.Done(r.p.t, r.p.start, end, r.err)
+	}
+	return err
 }
 
-func (c *leanDealer) flushOnce() error {
-	for len(c.out) > 0 {
-		n, err := netloop.Write(c.fd, c.out)
-		if n > 0 {
-			c.wire.Sent.Add(int64(n))
-			c.out = c.out[:copy(c.out, c.out[n:])]
+// Fail implements netloop.Session.
+func (c *leanDealer) Fail(p *loadgen.Pipe, now time.Time, cause error) {
+	lost := loadgen.ConnLost(&loadgen.CodedError{Code: netloop.LostCode(cause, errZMTP), Err: cause})
+	for id, pd := range c.inflight {
+		p.Done(pd.t, pd.start, now, lost)
+		delete(c.inflight, id)
+	}
+}
+
+// Abandon implements netloop.Session.
+func (c *leanDealer) Abandon(p *loadgen.Pipe) {
+	for id, pd := range c.inflight {
+		p.Abandon(pd.t)
+		delete(c.inflight, id)
+	}
+}
+
+// Expire implements netloop.Expirer: a reply the server dropped at its high-water mark never
+// comes, so the request times out.
+func (c *leanDealer) Expire(p *loadgen.Pipe, now time.Time) {
+	for id, pd := range c.inflight {
+		if now.Sub(pd.start) > c.timeout {
+			p.Done(pd.t, pd.start, now, timeoutError(c.timeout))
+			delete(c.inflight, id)
 		}
-		if err != nil {
-			if netloop.IsAgain(err) {
-				return nil
-			}
-			return err
-		}
 	}
-	return nil
 }
 
-var errZMTPClosed = errors.New("connection closed by the server")
-
-func (c *leanDealer) readOnce() error {
-	if c.inN == len(c.in) {
-		c.in = append(c.in, make([]byte, len(c.in))...)
-	}
-	n, err := netloop.Read(c.fd, c.in[c.inN:])
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return errZMTPClosed
-	}
-	c.wire.Received.Add(int64(n))
-	c.inN += n
-	return nil
-}
-
-// send appends one request to the output.
-func (c *leanDealer) send(t loadgen.Ticket, now time.Time) {
+// Send implements netloop.Session: one request appended to the output.
+func (c *leanDealer) Send(t loadgen.Ticket, now time.Time) error {
 	c.nextID++
-	c.out = append(c.out, c.prefix...)
-	c.out = binary.BigEndian.AppendUint64(c.out, c.nextID)
-	c.out = append(c.out, c.suffix...)
+	out := append(c.conn.Out, c.prefix...)
+	out = binary.BigEndian.AppendUint64(out, c.nextID)
+	c.conn.Out = append(out, c.suffix...)
 	c.inflight[c.nextID] = pending{t: t, start: now}
+	return nil
 }
 
 var errZMTP = errors.New("ZMTP protocol error")
@@ -232,26 +211,26 @@ func (c *leanDealer) parse(dst []reply) ([]reply, error) {
 	c.frames = c.frames[:0]
 	msgStart := 0
 	for {
-		if c.inN-pos < 2 {
+		if c.conn.N-pos < 2 {
 			break
 		}
-		flags := c.in[pos]
-		hdr, size := 2, int(c.in[pos+1])
+		flags := c.conn.In[pos]
+		hdr, size := 2, int(c.conn.In[pos+1])
 		if flags&zmtpLong != 0 {
-			if c.inN-pos < 9 {
+			if c.conn.N-pos < 9 {
 				break
 			}
 			hdr = 9
-			s := binary.BigEndian.Uint64(c.in[pos+1 : pos+9])
+			s := binary.BigEndian.Uint64(c.conn.In[pos+1 : pos+9])
 			if s > 1<<31 {
 				return dst, fmt.Errorf("%w: frame of %d bytes", errZMTP, s)
 			}
 			size = int(s)
 		}
-		if c.inN-pos < hdr+size {
+		if c.conn.N-pos < hdr+size {
 			break
 		}
-		body := c.in[pos+hdr : pos+hdr+size]
+		body := c.conn.In[pos+hdr : pos+hdr+size]
 		pos += hdr + size
 		if flags&zmtpCommand != 0 {
 			if err := c.command(body); err != nil {
@@ -280,7 +259,7 @@ func (c *leanDealer) parse(dst []reply) ([]reply, error) {
 	}
 	// Keep the unparsed tail, including the frames of a message not yet complete.
 	c.frames = c.frames[:0]
-	c.inN = copy(c.in, c.in[msgStart:c.inN])
+	c.conn.Consume(msgStart)
 	return dst, nil
 }
 
@@ -304,142 +283,17 @@ func (c *leanDealer) command(body []byte) error {
 			ctx = rest[2:]
 		}
 		pong := append([]byte{4}, "PONG"...)
-		c.out = appendZMTPFrame(c.out, zmtpCommand, append(pong, ctx...))
+		c.conn.Out = appendZMTPFrame(c.conn.Out, zmtpCommand, append(pong, ctx...))
 	}
 	return nil
 }
 
-// Serve implements loadgen.Multiplexer: one event loop over a group of lean DEALER connections,
-// each keeping Concurrency requests in flight.
+// Serve implements loadgen.Multiplexer: one netloop event loop over a group of lean DEALER
+// connections, each keeping Concurrency requests in flight.
 func (Driver) Serve(ctx context.Context, conns []loadgen.Conn, p *loadgen.Pipe) error {
-	dc := make([]*leanDealer, len(conns))
+	sessions := make([]netloop.Session, len(conns))
 	for i, c := range conns {
-		dc[i] = c.(*leanDealer)
+		sessions[i] = c.(*leanDealer)
 	}
-	poll, err := netloop.NewPoller(len(dc))
-	if err != nil {
-		return err
-	}
-	defer poll.Close()
-	byFD := map[int]*leanDealer{}
-	for _, c := range dc {
-		if err := poll.Add(c.fd); err != nil {
-			return err
-		}
-		byFD[c.fd] = c
-	}
-	timeout := requestTimeout(p.Config())
-	replace := func(c *leanDealer, cause error) error {
-		now := p.Now()
-		code := loadgen.CodeConnReset
-		switch {
-		case errors.Is(cause, errZMTPClosed):
-			code = loadgen.CodeEOF
-		case errors.Is(cause, errZMTP):
-			code = loadgen.CodeBadResponse
-		}
-		lost := loadgen.ConnLost(&loadgen.CodedError{Code: code, Err: cause})
-		for id, pd := range c.inflight {
-			p.Done(pd.t, pd.start, now, lost)
-			delete(c.inflight, id)
-		}
-		delete(byFD, c.fd)
-		_ = c.Close()
-		rctx, cancel := context.WithTimeout(ctx, c.cfg.ConnectTimeout)
-		defer cancel()
-		if err := c.connect(rctx); err != nil {
-			return err
-		}
-		byFD[c.fd] = c
-		return poll.Add(c.fd)
-	}
-	over := false
-	lastSweep := p.Now()
-	var events []netloop.Event
-	var replies []reply
-	for {
-		if ctx.Err() != nil {
-			for _, c := range dc {
-				for id, pd := range c.inflight {
-					p.Abandon(pd.t)
-					delete(c.inflight, id)
-				}
-			}
-			return nil
-		}
-		now := p.Now()
-		inflight := 0
-		for _, c := range dc {
-			for !over && len(c.inflight) < c.slots {
-				t, ok := p.Claim(now)
-				if !ok {
-					over = true
-					break
-				}
-				c.send(t, now)
-			}
-			if len(c.out) > 0 {
-				if err := c.flushOnce(); err != nil {
-					if err := replace(c, err); err != nil {
-						return err
-					}
-					continue
-				}
-			}
-			if want := len(c.out) > 0; want != c.watchOut {
-				if err := poll.WatchOutput(c.fd, want); err != nil {
-					return err
-				}
-				c.watchOut = want
-			}
-			inflight += len(c.inflight)
-		}
-		if over && inflight == 0 {
-			return nil
-		}
-		events, err = poll.Wait(events[:0])
-		if err != nil {
-			return err
-		}
-		// Replies come one at a time from a busy server; look once more for any that arrived
-		// meanwhile before answering with new requests, so that requests go out in batches.
-		if len(events) > 0 {
-			if events, err = poll.Poll(events); err != nil {
-				return err
-			}
-		}
-		for _, ev := range events {
-			c := byFD[ev.FD]
-			if c == nil || !ev.Readable {
-				continue
-			}
-			err := c.readOnce()
-			if err == nil {
-				replies, err = c.parse(replies[:0])
-				end := p.Now()
-				for _, r := range replies {
-					p.Done(r.p.t, r.p.start, end, r.err)
-				}
-			} else if netloop.IsAgain(err) {
-				err = nil
-			}
-			if err != nil {
-				if err := replace(c, err); err != nil {
-					return err
-				}
-			}
-		}
-		// A reply the server dropped at its high-water mark never comes: time it out.
-		if now := p.Now(); now.Sub(lastSweep) >= pollSlice {
-			lastSweep = now
-			for _, c := range dc {
-				for id, pd := range c.inflight {
-					if now.Sub(pd.start) > timeout {
-						p.Done(pd.t, pd.start, now, timeoutError(timeout))
-						delete(c.inflight, id)
-					}
-				}
-			}
-		}
-	}
+	return netloop.Serve(ctx, sessions, p, netloop.Options{ExpireEvery: pollSlice})
 }
