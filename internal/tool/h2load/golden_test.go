@@ -53,6 +53,14 @@ var goldenCases = []tooltest.Case{
 		Target: "rest", Scheme: "http", Method: "Echo", Model: "closed", HTTPVersion: "1.1",
 		Connections: 2, Concurrency: 1, PayloadBytes: 1024, Warmup: goldenWarmup, Duration: goldenDuration,
 	}},
+	{Name: "rest-h2c-getuser-closed", Server: "rest", Inv: tool.Invocation{
+		Target: "rest", Scheme: "http", Method: "GetUser", Model: "closed", HTTPVersion: "2", Encoding: "json",
+		Connections: 2, Concurrency: 4, Warmup: goldenWarmup, Duration: goldenDuration,
+	}},
+	{Name: "rest-h2c-protobuf-echo-closed", Server: "rest", Inv: tool.Invocation{
+		Target: "rest", Scheme: "http", Method: "Echo", Model: "closed", HTTPVersion: "2", Encoding: "protobuf",
+		Connections: 1, Concurrency: 4, PayloadBytes: 512, Warmup: goldenWarmup, Duration: goldenDuration,
+	}},
 	{Name: "unreachable-closed", Server: tooltest.Unreachable, Inv: tool.Invocation{
 		Target: "grpc", Scheme: "grpc", Method: "GetUser", Model: "closed",
 		Connections: 1, Concurrency: 1, Duration: goldenDuration,

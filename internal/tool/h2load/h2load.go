@@ -11,6 +11,8 @@
 //   - -D duration and --warm-up-time warm-up: h2load leaves the warm-up out of every figure, so
 //     the runner need not run a separate warm-up.
 //   - http:// URIs are HTTP/2 with prior knowledge (h2c); --h1 selects HTTP/1.1.
+//   - REST bodies are JSON (Echo: the raw payload), or with encoding protobuf the messages gRPC
+//     uses, sent as application/x-protobuf with Accept asking for a protobuf response.
 //   - gRPC: POST /protobench.v1.Bench/<Method> with content-type application/grpc and te: trailers,
 //     and the body from a prepared file (-d): the gRPC length prefix (a zero byte, then the length as
 //     a big-endian uint32) and the protobuf request. h2load does not read trailers, so a call that
@@ -78,6 +80,9 @@ var restRoutes = map[string]struct{ method, path, contentType string }{
 	contract.MethodDivide:   {"POST", "/v1/divide", "application/json"},
 }
 
+// contentTypeProtobuf is REST's protobuf media type (servers/rest).
+const contentTypeProtobuf = "application/x-protobuf"
+
 // Check rejects invocations h2load cannot run faithfully.
 func (Adapter) Check(inv tool.Invocation) error {
 	switch {
@@ -101,8 +106,8 @@ func (Adapter) Check(inv tool.Invocation) error {
 		return fmt.Errorf("h2load: gRPC runs over HTTP/2, not HTTP/%s", inv.HTTPVersion)
 	case inv.HTTPVersion != "" && inv.HTTPVersion != "1.1" && inv.HTTPVersion != "2":
 		return fmt.Errorf("h2load: http_version %q, want 1.1 or 2", inv.HTTPVersion)
-	case inv.Encoding != "" && inv.Encoding != "json":
-		return fmt.Errorf("h2load: encoding %q not supported; the REST requests h2load sends are JSON", inv.Encoding)
+	case inv.Encoding != "" && inv.Encoding != "json" && inv.Encoding != "protobuf":
+		return fmt.Errorf("h2load: encoding %q, want json or protobuf", inv.Encoding)
 	}
 	return nil
 }
@@ -117,25 +122,41 @@ func BodyFile(inv tool.Invocation) string { return inv.RawPrefix + "-body.bin" }
 // LogFile is the base name, under RawDir, of h2load's per-request log.
 func LogFile(inv tool.Invocation) string { return inv.RawPrefix + "-requests.tsv" }
 
+// protobufREST reports whether the invocation sends REST's protobuf bodies.
+func protobufREST(inv tool.Invocation) bool {
+	return inv.Scheme == "http" && inv.Encoding == "protobuf"
+}
+
+// request is the method's request message, as gRPC and REST's protobuf encoding send it.
+func request(inv tool.Invocation) []byte {
+	var msg proto.Message
+	switch inv.Method {
+	case contract.MethodGetUser:
+		msg = &benchpb.GetUserRequest{Id: contract.RequestUserID}
+	case contract.MethodEcho:
+		msg = &benchpb.EchoRequest{Payload: contract.Payload(inv.PayloadBytes)}
+	default:
+		msg = &benchpb.ArithRequest{A: contract.RequestA, B: contract.RequestB}
+	}
+	b, err := proto.Marshal(msg)
+	if err != nil {
+		panic(err) // these messages always marshal
+	}
+	return b
+}
+
 // Body is the request body for the invocation, nil for a GET.
 func Body(inv tool.Invocation) []byte {
-	if inv.Scheme == "grpc" {
-		var msg proto.Message
-		switch inv.Method {
-		case contract.MethodGetUser:
-			msg = &benchpb.GetUserRequest{Id: contract.RequestUserID}
-		case contract.MethodEcho:
-			msg = &benchpb.EchoRequest{Payload: contract.Payload(inv.PayloadBytes)}
-		default:
-			msg = &benchpb.ArithRequest{A: contract.RequestA, B: contract.RequestB}
-		}
-		b, err := proto.Marshal(msg)
-		if err != nil {
-			panic(err) // these messages always marshal
-		}
+	switch {
+	case inv.Scheme == "grpc":
+		b := request(inv)
 		framed := make([]byte, 5, 5+len(b))
 		binary.BigEndian.PutUint32(framed[1:], uint32(len(b)))
 		return append(framed, b...)
+	case restRoutes[inv.Method].method == "GET":
+		return nil
+	case protobufREST(inv):
+		return request(inv)
 	}
 	switch inv.Method {
 	case contract.MethodEcho:
@@ -177,7 +198,14 @@ func (Adapter) Args(inv tool.Invocation) []string {
 		url += "/protobench.v1.Bench/" + inv.Method
 	} else {
 		r := restRoutes[inv.Method]
-		if r.contentType != "" {
+		switch {
+		case protobufREST(inv):
+			// Accept asks for a protobuf response, which a GET could not ask by its body.
+			args = append(args, "-H", "accept: "+contentTypeProtobuf)
+			if r.method != "GET" {
+				args = append(args, "-H", "content-type: "+contentTypeProtobuf)
+			}
+		case r.contentType != "":
 			args = append(args, "-H", "content-type: "+r.contentType)
 		}
 		url += r.path

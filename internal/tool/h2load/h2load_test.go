@@ -71,6 +71,12 @@ func TestArgs(t *testing.T) {
 		{"REST Echo posts the raw payload", rest(func(i *tool.Invocation) { i.Method, i.PayloadBytes = "Echo", 1024 }), join(
 			[]string{"-c", "1", "-m", "100", "-t", "1", "-D", "30s", "--warm-up-time", "5s",
 				"-H", "content-type: application/octet-stream"}, body, log, []string{"http://rest:8080/v1/echo"})},
+		{"REST protobuf GetUser asks for protobuf", rest(func(i *tool.Invocation) { i.Encoding = "protobuf" }), join(
+			[]string{"-c", "1", "-m", "100", "-t", "1", "-D", "30s", "--warm-up-time", "5s",
+				"-H", "accept: application/x-protobuf"}, log, []string{"http://rest:8080/v1/users/42"})},
+		{"REST protobuf Multiply posts the protobuf request", rest(func(i *tool.Invocation) { i.Method, i.Encoding = "Multiply", "protobuf" }), join(
+			[]string{"-c", "1", "-m", "100", "-t", "1", "-D", "30s", "--warm-up-time", "5s",
+				"-H", "accept: application/x-protobuf", "-H", "content-type: application/x-protobuf"}, body, log, []string{"http://rest:8080/v1/multiply"})},
 		{"REST Multiply posts JSON", rest(func(i *tool.Invocation) { i.Method = "Multiply" }), join(
 			[]string{"-c", "1", "-m", "100", "-t", "1", "-D", "30s", "--warm-up-time", "5s",
 				"-H", "content-type: application/json"}, body, log, []string{"http://rest:8080/v1/multiply"})},
@@ -92,7 +98,8 @@ func TestCheck(t *testing.T) {
 		{"open model", with(func(i *tool.Invocation) { i.Model, i.RatePerSec = "open", 1000 }), "closed model only"},
 		{"streaming", with(func(i *tool.Invocation) { i.Method = "EchoStream" }), "EchoStream"},
 		{"gRPC over HTTP/1.1", with(func(i *tool.Invocation) { i.HTTPVersion = "1.1" }), "gRPC runs over HTTP/2"},
-		{"protobuf bodies", rest(func(i *tool.Invocation) { i.Encoding = "protobuf" }), `encoding "protobuf"`},
+		{"REST protobuf", rest(func(i *tool.Invocation) { i.Encoding = "protobuf" }), ""},
+		{"XML bodies", rest(func(i *tool.Invocation) { i.Encoding = "xml" }), `encoding "xml"`},
 		{"no connections", with(func(i *tool.Invocation) { i.Connections = 0 }), "at least 1"},
 		{"negative warm-up", with(func(i *tool.Invocation) { i.Warmup = -time.Second }), "warm-up"},
 		{"zero duration", with(func(i *tool.Invocation) { i.Duration = 0 }), "duration"},
@@ -148,6 +155,14 @@ func TestRESTBodies(t *testing.T) {
 	if got["a"] != contract.RequestA || got["b"] != contract.RequestB || len(got) != 2 {
 		t.Errorf("Divide body %v", got)
 	}
+	inv.Encoding = "protobuf"
+	var msg benchpb.ArithRequest
+	if err := proto.Unmarshal(Adapter{}.InputFiles(inv)[BodyFile(inv)], &msg); err != nil {
+		t.Fatal(err)
+	}
+	if msg.A != contract.RequestA || msg.B != contract.RequestB {
+		t.Errorf("protobuf Divide body %v", &msg)
+	}
 }
 
 // TestParseGolden checks Parse on real h2load runs. Counts and rates are h2load's summary lines;
@@ -190,6 +205,16 @@ func TestParseGolden(t *testing.T) {
 				Requests: 19187, Errors: 19187, ThroughputRPS: 38374, DurationS: 0.5, Error: "all 19187 requests failed",
 				LatencyMs: record.Latency{Mean: 972229.0 / 19187 / 1e3, P50: ms(33), P90: ms(66), P99: ms(457), P999: ms(2193), Max: ms(9106)},
 				StartUnix: 1795440385.296917, EndUnix: 1795440385.796051,
+			},
+			"rest-h2c-getuser-closed": {
+				Requests: 18336, ThroughputRPS: 36672, DurationS: 0.5,
+				LatencyMs: record.Latency{Mean: 3923210.0 / 18336 / 1e3, P50: ms(186), P90: ms(227), P99: ms(1021), P999: ms(4841), Max: ms(6727)},
+				StartUnix: 1795440559.816546, EndUnix: 1795440560.316718,
+			},
+			"rest-h2c-protobuf-echo-closed": {
+				Requests: 6474, ThroughputRPS: 12948, DurationS: 0.5,
+				LatencyMs: record.Latency{Mean: 1953867.0 / 6474 / 1e3, P50: ms(167), P90: ms(381), P99: ms(3430), P999: ms(8652), Max: ms(11330)},
+				StartUnix: 1795440560.601319, EndUnix: 1795440561.102397,
 			},
 			"unreachable-closed": {Error: "h2load completed no request", Notes: grpcNotes},
 		},
