@@ -1,10 +1,12 @@
 // Package tool is the seam between the runner and the load tools (protobench's own generator,
-// ghz, wrk/wrk2, k6). Each tool lives in a sub-package that registers an Adapter: building its
-// command line from a step is one pure function, parsing its machine-readable output is another.
+// ghz, wrk/wrk2, h2load, k6). Each tool lives in a sub-package that registers an Adapter: building
+// its command line from a step is one pure function, parsing its machine-readable output is
+// another, and its Capabilities say what it can drive.
 package tool
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -68,6 +70,52 @@ type Adapter interface {
 	// Parse fills the measured fields of a Record (requests, errors, throughput, latency,
 	// duration) from the raw output. It is pure.
 	Parse(inv Invocation, raw Raw) (record.Record, error)
+	// Capabilities says what the tool can drive, so that scenarios are checked when they load
+	// and the runner picks the tool's image without knowing tools by name.
+	Capabilities() Capabilities
+}
+
+// Capabilities is what a tool can drive. It is a summary of what the adapter's Check accepts,
+// coarse enough to check a scenario before any run: Check still has the last word on each
+// invocation.
+type Capabilities struct {
+	// Protocols are the target protocols the tool speaks (internal/targets: grpc, http, netrpc,
+	// zmq).
+	Protocols []string
+	// Methods are the contract methods it can send; nil means every method of the protocol.
+	Methods []string
+	// Models are the load models it runs: "closed", "open" or both.
+	Models []string
+	// HTTP lists the HTTP version and body encoding pairs it can send to an HTTP target.
+	HTTP []HTTPMode
+	// Mix is true when it runs a weighted mix of methods in one step.
+	Mix bool
+	// Image is the logical image (internal/images) the tool runs from; ImageVariant, when set,
+	// is the variant that image must hold (wrk2 shares wrk's image where wrk2 could be built).
+	Image        string
+	ImageVariant string
+	// Limits says in words what the tool cannot drive, for messages that refuse a step.
+	Limits string
+}
+
+// HTTPMode is one HTTP version ("1.1", or "2" for h2c) with one body encoding ("json",
+// "protobuf").
+type HTTPMode struct{ Version, Encoding string }
+
+// Speaks reports whether the tool speaks protocol.
+func (c Capabilities) Speaks(protocol string) bool { return slices.Contains(c.Protocols, protocol) }
+
+// Runs reports whether the tool runs the load model.
+func (c Capabilities) Runs(model string) bool { return slices.Contains(c.Models, model) }
+
+// Sends reports whether the tool can send method.
+func (c Capabilities) Sends(method string) bool {
+	return c.Methods == nil || slices.Contains(c.Methods, method)
+}
+
+// SendsHTTP reports whether the tool can send HTTP/version requests with encoding bodies.
+func (c Capabilities) SendsHTTP(version, encoding string) bool {
+	return slices.Contains(c.HTTP, HTTPMode{version, encoding})
 }
 
 var (
@@ -109,6 +157,33 @@ func Names() []string {
 // large payload): the runner writes them under RawDir before running the tool.
 type InputFiler interface {
 	InputFiles(inv Invocation) map[string][]byte
+}
+
+// CheckHTTP reports why a tool with capabilities c cannot send the invocation's HTTP version and
+// encoding (empty ones are HTTP/1.1 and JSON, as HTTP steps always were), or nil; invocations of
+// other protocols pass.
+func (c Capabilities) CheckHTTP(name string, inv Invocation) error {
+	if inv.Scheme != "http" {
+		return nil
+	}
+	version, encoding := inv.HTTPVersion, inv.Encoding
+	if version == "" {
+		version = "1.1"
+	}
+	if encoding == "" {
+		encoding = "json"
+	}
+	if !c.SendsHTTP(version, encoding) {
+		return fmt.Errorf("%s cannot send HTTP/%s requests with %s bodies", name, version, encoding)
+	}
+	return nil
+}
+
+// HostPather is implemented by tools whose command line names files installed in their image
+// (scripts, the proto): HostPaths maps each such path to the repository's copy, relative to the
+// repository's root, for runs outside the image (bench-generators, golden captures).
+type HostPather interface {
+	HostPaths() map[string]string
 }
 
 // Programmer is implemented by tools whose program differs from their service's default

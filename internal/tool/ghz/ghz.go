@@ -40,6 +40,7 @@ import (
 
 	"github.com/protobench/protobench/internal/contract"
 	"github.com/protobench/protobench/internal/record"
+	"github.com/protobench/protobench/internal/targets"
 	"github.com/protobench/protobench/internal/tool"
 )
 
@@ -81,6 +82,17 @@ func (Adapter) OwnWarmup() bool { return false }
 // unary lists the methods ghz drives; EchoStream's semantics (messages per stream) differ between
 // tools, so it is left to the protobench generator.
 var unary = []string{contract.MethodGetUser, contract.MethodEcho, contract.MethodMultiply, contract.MethodDivide}
+
+// Capabilities: gRPC unary calls, closed or open.
+func (Adapter) Capabilities() tool.Capabilities {
+	return tool.Capabilities{
+		Protocols: []string{targets.GRPC}, Methods: unary, Models: []string{"closed", "open"},
+		Image: "ghz", Limits: "ghz speaks gRPC only, unary methods",
+	}
+}
+
+// HostPaths maps the image's proto directory to the repository's.
+func (Adapter) HostPaths() map[string]string { return map[string]string{ProtoDir: "proto"} }
 
 // Check rejects invocations ghz cannot run faithfully.
 func (Adapter) Check(inv tool.Invocation) error {

@@ -44,6 +44,7 @@ import (
 	"github.com/protobench/protobench/internal/contract"
 	"github.com/protobench/protobench/internal/contract/benchpb"
 	"github.com/protobench/protobench/internal/record"
+	"github.com/protobench/protobench/internal/targets"
 	"github.com/protobench/protobench/internal/tool"
 )
 
@@ -82,6 +83,22 @@ var restRoutes = map[string]struct{ method, path, contentType string }{
 
 // contentTypeProtobuf is REST's protobuf media type (servers/rest).
 const contentTypeProtobuf = "application/x-protobuf"
+
+// Capabilities: REST over HTTP/1.1 and h2c with JSON or protobuf bodies, and gRPC; unary methods,
+// closed model.
+func (Adapter) Capabilities() tool.Capabilities {
+	var modes []tool.HTTPMode
+	for _, v := range []string{targets.HTTP1, targets.HTTP2} {
+		for _, e := range []string{targets.EncodingJSON, targets.EncodingProtobuf} {
+			modes = append(modes, tool.HTTPMode{Version: v, Encoding: e})
+		}
+	}
+	return tool.Capabilities{
+		Protocols: []string{targets.HTTP, targets.GRPC}, Methods: unary, Models: []string{"closed"},
+		HTTP: modes, Image: "h2load",
+		Limits: "h2load speaks HTTP (REST, and gRPC without reading grpc-status), unary methods, closed model only",
+	}
+}
 
 // Check rejects invocations h2load cannot run faithfully.
 func (Adapter) Check(inv tool.Invocation) error {

@@ -39,6 +39,7 @@ import (
 
 	"github.com/protobench/protobench/internal/contract"
 	"github.com/protobench/protobench/internal/record"
+	"github.com/protobench/protobench/internal/targets"
 	"github.com/protobench/protobench/internal/tool"
 )
 
@@ -85,6 +86,20 @@ var scripts = map[string]struct{ file, trend string }{
 
 var unary = []string{contract.MethodGetUser, contract.MethodEcho, contract.MethodMultiply, contract.MethodDivide}
 
+// Capabilities: REST over HTTP/1.1 with JSON bodies and gRPC, unary, closed or open.
+func (Adapter) Capabilities() tool.Capabilities {
+	return tool.Capabilities{
+		Protocols: []string{targets.HTTP, targets.GRPC}, Methods: unary, Models: []string{"closed", "open"},
+		HTTP:  []tool.HTTPMode{{Version: targets.HTTP1, Encoding: targets.EncodingJSON}},
+		Image: "k6", Limits: "k6's scripts speak HTTP/1.1 with JSON bodies and gRPC, unary methods",
+	}
+}
+
+// HostPaths maps the image's scripts and proto directory to the repository's.
+func (Adapter) HostPaths() map[string]string {
+	return map[string]string{ScriptDir: ScriptSource, ProtoDir: "proto"}
+}
+
 // Check rejects invocations k6 cannot run with protobench's scripts.
 func (Adapter) Check(inv tool.Invocation) error {
 	if _, ok := scripts[inv.Scheme]; !ok {
@@ -101,6 +116,9 @@ func (Adapter) Check(inv tool.Invocation) error {
 		return fmt.Errorf("k6: duration %s must be positive", inv.Duration)
 	case inv.PayloadBytes < 0:
 		return fmt.Errorf("k6: payload_bytes %d must not be negative", inv.PayloadBytes)
+	}
+	if err := (Adapter{}).Capabilities().CheckHTTP("k6", inv); err != nil {
+		return err
 	}
 	switch inv.Model {
 	case "closed":

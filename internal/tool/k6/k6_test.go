@@ -81,6 +81,9 @@ func TestCheck(t *testing.T) {
 		{"streaming", with(func(i *tool.Invocation) { i.Scheme = "grpc"; i.Method = "EchoStream" }), "not supported"},
 		{"open without rate", with(func(i *tool.Invocation) { i.Model = "open" }), "rate"},
 		{"unknown model", with(func(i *tool.Invocation) { i.Model = "steps" }), "model"},
+		{"h2c", with(func(i *tool.Invocation) { i.HTTPVersion = "2" }), "cannot send HTTP/2"},
+		{"protobuf bodies", with(func(i *tool.Invocation) { i.Encoding = "protobuf" }), "protobuf bodies"},
+		{"gRPC ignores HTTP settings", with(func(i *tool.Invocation) { i.Scheme = "grpc"; i.HTTPVersion = "2" }), ""},
 		{"no duration", with(func(i *tool.Invocation) { i.Duration = 0 }), "duration"},
 		{"no connections", with(func(i *tool.Invocation) { i.Connections = 0 }), "at least 1"},
 	}

@@ -23,6 +23,7 @@ import (
 	// loadcmd links every driver in, so that Check validates any scheme as `load` would.
 	_ "github.com/protobench/protobench/internal/loadgen/loadcmd"
 	"github.com/protobench/protobench/internal/record"
+	"github.com/protobench/protobench/internal/targets"
 	"github.com/protobench/protobench/internal/tool"
 )
 
@@ -46,6 +47,20 @@ func (Adapter) Program() string { return "protobench" }
 // OwnWarmup is true: `load --warmup` runs the warm-up on the same connections and leaves it out
 // of every figure.
 func (Adapter) OwnWarmup() bool { return true }
+
+// Capabilities: every protocol, method, model and HTTP mode, and method mixes: the generator is
+// what every comparison runs on.
+func (Adapter) Capabilities() tool.Capabilities {
+	var modes []tool.HTTPMode
+	for _, v := range []string{targets.HTTP1, targets.HTTP2} {
+		for _, e := range []string{targets.EncodingJSON, targets.EncodingProtobuf} {
+			modes = append(modes, tool.HTTPMode{Version: v, Encoding: e})
+		}
+	}
+	return tool.Capabilities{
+		Protocols: targets.Protocols, Models: []string{"closed", "open"}, HTTP: modes, Mix: true, Image: "loadgen",
+	}
+}
 
 // ResultFile is the base name of the JSON result under RawDir.
 func ResultFile(inv tool.Invocation) string { return inv.RawPrefix + ".json" }

@@ -37,6 +37,7 @@ import (
 
 	"github.com/protobench/protobench/internal/contract"
 	"github.com/protobench/protobench/internal/record"
+	"github.com/protobench/protobench/internal/targets"
 	"github.com/protobench/protobench/internal/tool"
 )
 
@@ -95,6 +96,28 @@ var paths = map[string]string{
 	contract.MethodDivide:   "/v1/divide",
 }
 
+// Capabilities: REST over HTTP/1.1 with JSON bodies; wrk closed, wrk2 open, from one image
+// that holds wrk2 only where wrk2 could be built.
+func (a Adapter) Capabilities() tool.Capabilities {
+	c := tool.Capabilities{
+		Protocols: []string{targets.HTTP},
+		Methods:   []string{contract.MethodGetUser, contract.MethodEcho, contract.MethodMultiply, contract.MethodDivide},
+		HTTP:      []tool.HTTPMode{{Version: targets.HTTP1, Encoding: targets.EncodingJSON}},
+		Image:     "wrk",
+	}
+	if a.Rate {
+		c.Models, c.ImageVariant = []string{"open"}, "wrk2"
+		c.Limits = "wrk2 speaks HTTP/1.1 with JSON bodies only and always paces requests (-R)"
+		return c
+	}
+	c.Models = []string{"closed"}
+	c.Limits = "wrk speaks HTTP/1.1 with JSON bodies only and is closed-loop (Debian's wrk has no -R)"
+	return c
+}
+
+// HostPaths maps the image's script to the repository's.
+func (Adapter) HostPaths() map[string]string { return map[string]string{ScriptPath: ScriptSource} }
+
 // Check rejects invocations this flavour cannot run.
 func (a Adapter) Check(inv tool.Invocation) error {
 	name := a.Name()
@@ -111,6 +134,9 @@ func (a Adapter) Check(inv tool.Invocation) error {
 		return fmt.Errorf("%s: duration %s must be a whole number of seconds (wrk's -d)", name, inv.Duration)
 	case inv.PayloadBytes < 0:
 		return fmt.Errorf("%s: payload_bytes %d must not be negative", name, inv.PayloadBytes)
+	}
+	if err := a.Capabilities().CheckHTTP(name, inv); err != nil {
+		return err
 	}
 	switch {
 	case inv.Model != "closed" && inv.Model != "open":

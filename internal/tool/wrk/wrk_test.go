@@ -83,6 +83,9 @@ func TestCheck(t *testing.T) {
 		{"no duration", Adapter{}, with(func(i *tool.Invocation) { i.Duration = 0 }), "whole number of seconds"},
 		{"no connections", Adapter{}, with(func(i *tool.Invocation) { i.Connections = 0 }), "at least 1"},
 		{"unknown model", Adapter{}, with(func(i *tool.Invocation) { i.Model = "ramp" }), "model"},
+		{"HTTP/1.1 JSON said aloud", Adapter{}, with(func(i *tool.Invocation) { i.HTTPVersion, i.Encoding = "1.1", "json" }), ""},
+		{"h2c", Adapter{}, with(func(i *tool.Invocation) { i.HTTPVersion = "2" }), "cannot send HTTP/2"},
+		{"protobuf bodies", Adapter{}, with(func(i *tool.Invocation) { i.Encoding = "protobuf" }), "protobuf bodies"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
