@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/protobench/protobench/internal/stepinfo"
 )
 
 // Stable dashboard uids: Grafana links, the README and the runner's printed URLs use them.
@@ -28,22 +29,26 @@ type section struct {
 	panels []Panel
 }
 
-// Overview is the dashboard to watch a run on: what the client saw, what the server did, and
-// whether the containers stayed inside their caps.
+// Overview is the dashboard to watch a run on: each step as a region and a summary row, what the
+// client saw, what the server did, and whether the containers stayed inside their caps. Every
+// panel follows the same step variables.
 func Overview() Dashboard {
-	return dashboard(OverviewUID, "protobench overview",
-		"Client-side throughput and latency from the load generator, server-side rate and latency "+
-			"from the server's metrics, container CPU, throttling and memory from cAdvisor, and host CPU.",
-		[]Variable{
-			labelVariable("run_id", "Run", "protobench_client_requests_total", "", ".*"),
-			labelVariable("scenario", "Scenario", "protobench_client_requests_total", `run_id=~"$run_id"`, ".*"),
-			labelVariable("step", "Step", "protobench_client_requests_total", `run_id=~"$run_id",scenario=~"$scenario"`, ".*"),
-			labelVariable("target", "Target", "protobench_client_requests_total", `run_id=~"$run_id",scenario=~"$scenario",step=~"$step"`, strings.Join(Servers, "|")),
-		},
+	d := dashboard(OverviewUID, "protobench overview",
+		"Steps as regions and a summary table; client-side throughput and latency from the load "+
+			"generator and k6; server-side rate and latency from the server's metrics; container CPU, "+
+			"throttling and memory from cAdvisor; host CPU. The variables select runs, steps, repeats, "+
+			"targets and tools on every panel.",
+		stepVariables(),
+		section{"Steps", 2, []Panel{
+			stepSummaryPanel(), stepTimelinePanel(),
+		}},
 		section{"Client (load generator)", 2, []Panel{
 			clientThroughputPanel(), clientLatencyPanel(),
 			clientCodesPanel(), clientServiceTimePanel(),
 			clientInflightPanel(), clientSchedulerLagPanel(),
+		}},
+		section{"k6", 2, []Panel{
+			k6ThroughputPanel(), k6LatencyPanel(),
 		}},
 		section{"Server", 3, []Panel{
 			serverRequestRatePanel(), serverLatencyPanel(), serverMessagesPanel(),
@@ -53,9 +58,22 @@ func Overview() Dashboard {
 			serverMemoryPanel(), toolCPUPanel(),
 		}},
 		section{"Host", 1, []Panel{
-			hostCPUPerCorePanel(""),
+			hostCPUPerCorePanel("", true),
 		}},
 	)
+	d.Annotations.List = append(d.Annotations.List, stepAnnotation())
+	return d
+}
+
+// stepVariables are the run, scenario, step, repeat, target and tool variables, each filled from
+// protobench_step_info within the ones before it, so that choosing a run narrows the steps.
+func stepVariables() []Variable {
+	var vars []Variable
+	titles := map[string]string{"run_id": "Run", "scenario": "Scenario", "step": "Step", "repeat": "Repeat", "target": "Target", "tool": "Tool"}
+	for i, l := range stepLabels {
+		vars = append(vars, labelVariable(l, titles[l], stepinfo.InfoMetric, matchers("", stepLabels[:i]...), ".*"))
+	}
+	return vars
 }
 
 // Host is the node-exporter view of the machine a run happened on.
@@ -66,7 +84,7 @@ func Host() Dashboard {
 			labelVariable("instance", "Instance", "node_uname_info", "", ".*"),
 		},
 		section{"CPU", 2, []Panel{
-			hostCPUModesPanel(), hostCPUPerCorePanel(hostSelector),
+			hostCPUModesPanel(), hostCPUPerCorePanel(hostSelector, false),
 			hostLoadPanel(), hostContextSwitchesPanel(),
 		}},
 		section{"Memory and network", 3, []Panel{

@@ -107,16 +107,26 @@ func TestPanelsDoNotOverlap(t *testing.T) {
 	}
 }
 
-// rangeVector matches every range selector's window, e.g. [$__rate_interval] or [5s].
-var rangeVector = regexp.MustCompile(`\[([^\]]+)\]`)
+// rangeVector matches every range selector with the function applied to it, e.g.
+// rate(x[$__rate_interval]) or max_over_time(x[$__range]).
+var rangeVector = regexp.MustCompile(`([a-z_]+)\(([^()]|\([^()]*\))*\[([^\]]+)\]`)
 
+// TestRateWindowsFollowTheScrapeInterval: rates use $__rate_interval (>= 4 scrapes, widening with
+// the zoom); only *_over_time summaries of the step series may span the whole range.
 func TestRateWindowsFollowTheScrapeInterval(t *testing.T) {
 	for _, d := range All() {
 		for _, p := range flatten(d.Panels) {
 			for _, tg := range p.Targets {
-				for _, m := range rangeVector.FindAllStringSubmatch(tg.Expr, -1) {
-					if m[1] != rateWindowExpr {
-						t.Errorf("%s / %s / %s: window [%s], want [%s] (>= 4x the 1 s scrape)", d.UID, p.Title, tg.RefID, m[1], rateWindowExpr)
+				ms := rangeVector.FindAllStringSubmatch(tg.Expr, -1)
+				if strings.Count(tg.Expr, "[") != len(ms) {
+					t.Errorf("%s / %s / %s: %d range selectors, %d recognised in %s", d.UID, p.Title, tg.RefID, strings.Count(tg.Expr, "["), len(ms), tg.Expr)
+				}
+				for _, m := range ms {
+					fn, window := m[1], m[3]
+					switch {
+					case strings.HasSuffix(fn, "_over_time") && window == rangeExpr:
+					case window != rateWindowExpr:
+						t.Errorf("%s / %s / %s: %s(...[%s]), want [%s] (>= 4x the 1 s scrape)", d.UID, p.Title, tg.RefID, fn, window, rateWindowExpr)
 					}
 				}
 			}
@@ -145,6 +155,11 @@ func TestQueriesCoverEveryTargetAndVariable(t *testing.T) {
 	want := 0
 	for _, d := range All() {
 		want += len(d.Templating.List)
+		for _, a := range d.Annotations.List {
+			if a.Target != nil {
+				want++
+			}
+		}
 		for _, p := range flatten(d.Panels) {
 			want += len(p.Targets)
 		}

@@ -15,9 +15,10 @@ package dashboards
 // 12+ still imports it). Field order follows Grafana's own export so that diffs of the generated
 // files look like diffs of an exported dashboard.
 
-// SchemaVersion is the dashboard schema version the generated JSON declares. 39 is what Grafana
-// 10.3 to 11.0 write; later versions migrate it forward on load, earlier ones would not understand it.
-const SchemaVersion = 39
+// SchemaVersion is the dashboard schema version the generated JSON declares: 41 is what the pinned
+// Grafana (11.6, internal/images.UpstreamGrafana) writes, so it loads the files without migrating
+// them; earlier Grafanas would not understand it.
+const SchemaVersion = 41
 
 // DatasourceUID is the uid the Grafana provisioning gives the Prometheus datasource. Pinning the uid
 // (not the name) keeps the dashboards working whatever the datasource is called.
@@ -57,16 +58,32 @@ type Annotations struct {
 	List []Annotation `json:"list"`
 }
 
-// Annotation is one annotation query; protobench only keeps Grafana's built-in one.
+// Annotation is one annotation query: Grafana's built-in one, or a Prometheus query whose series
+// become regions (protobench_step_info, one region per step).
 type Annotation struct {
-	BuiltIn    int        `json:"builtIn"`
+	BuiltIn    int        `json:"builtIn,omitempty"`
 	Datasource Datasource `json:"datasource"`
 	Enable     bool       `json:"enable"`
 	Hide       bool       `json:"hide"`
 	IconColor  string     `json:"iconColor"`
 	Name       string     `json:"name"`
-	Type       string     `json:"type"`
+	Target     *Target    `json:"target,omitempty"`
+	Type       string     `json:"type,omitempty"`
+	// PrometheusAnnotationOptions are read by Grafana's Prometheus datasource from the annotation
+	// itself; the dashboard schema does not list them (see TestDashboardsDecodeStrictly).
+	PrometheusAnnotationOptions
 }
+
+// PrometheusAnnotationOptions turn a Prometheus series into an annotation's title and tags.
+type PrometheusAnnotationOptions struct {
+	TagKeys         string `json:"tagKeys,omitempty"`
+	TextFormat      string `json:"textFormat,omitempty"`
+	TitleFormat     string `json:"titleFormat,omitempty"`
+	UseValueForTime *bool  `json:"useValueForTime,omitempty"`
+}
+
+// prometheusAnnotationKeys are the JSON names of PrometheusAnnotationOptions.
+var prometheusAnnotationKeys = []string{"tagKeys", "textFormat", "titleFormat", "useValueForTime"}
 
 // Link is a dashboard link shown in the top bar.
 type Link struct {
@@ -88,11 +105,19 @@ type Panel struct {
 	FieldConfig *FieldConfig `json:"fieldConfig,omitempty"`
 	GridPos     GridPos      `json:"gridPos"`
 	ID          int          `json:"id"`
-	Options     *Options     `json:"options,omitempty"`
+	Options     any          `json:"options,omitempty"`
 	Panels      *[]Panel     `json:"panels,omitempty"` // rows only: Grafana's schema requires the list on a row
 	Targets     []Target     `json:"targets,omitempty"`
 	Title       string       `json:"title"`
-	Type        string       `json:"type"`
+	// Transformations reshape query results, e.g. merging the step-summary queries into one table.
+	Transformations []Transformation `json:"transformations,omitempty"`
+	Type            string           `json:"type"`
+}
+
+// Transformation is one of a panel's data transformations.
+type Transformation struct {
+	ID      string `json:"id"`
+	Options any    `json:"options"`
 }
 
 // GridPos places a panel on Grafana's 24-column grid.
@@ -111,12 +136,12 @@ type FieldConfig struct {
 
 // FieldDefaults apply to every series of a panel.
 type FieldDefaults struct {
-	Color    FieldColor  `json:"color"`
-	Custom   FieldCustom `json:"custom"`
-	Decimals *int        `json:"decimals,omitempty"`
-	Max      *float64    `json:"max,omitempty"`
-	Min      *float64    `json:"min,omitempty"`
-	Unit     string      `json:"unit"`
+	Color    FieldColor `json:"color"`
+	Custom   any        `json:"custom"` // FieldCustom for time series, TableCustom for tables
+	Decimals *int       `json:"decimals,omitempty"`
+	Max      *float64   `json:"max,omitempty"`
+	Min      *float64   `json:"min,omitempty"`
+	Unit     string     `json:"unit"`
 }
 
 // FieldColor selects the colour scheme.
@@ -134,6 +159,41 @@ type FieldCustom struct {
 	SpanNulls   bool        `json:"spanNulls"`
 	Stacking    Stacking    `json:"stacking"`
 	ScaleDistr  ScaleDistro `json:"scaleDistribution"`
+}
+
+// TableCustom is the table panel's per-field display.
+type TableCustom struct {
+	Align       string      `json:"align"`
+	CellOptions CellOptions `json:"cellOptions"`
+	Inspect     bool        `json:"inspect"`
+}
+
+// CellOptions selects how a table cell is drawn.
+type CellOptions struct {
+	Type string `json:"type"`
+}
+
+// TableOptions are the table panel's options.
+type TableOptions struct {
+	CellHeight string            `json:"cellHeight"`
+	Footer     TableFooter       `json:"footer"`
+	FrameIndex int               `json:"frameIndex"`
+	ShowHeader bool              `json:"showHeader"`
+	SortBy     []TableSortByItem `json:"sortBy"`
+}
+
+// TableFooter configures the table's summary footer.
+type TableFooter struct {
+	CountRows bool     `json:"countRows"`
+	Fields    []string `json:"fields,omitempty"`
+	Reducer   []string `json:"reducer"`
+	Show      bool     `json:"show"`
+}
+
+// TableSortByItem is a column the table sorts by.
+type TableSortByItem struct {
+	Desc        bool   `json:"desc"`
+	DisplayName string `json:"displayName"`
 }
 
 // Stacking says whether series stack on each other.
@@ -191,9 +251,14 @@ type Target struct {
 	Datasource   Datasource `json:"datasource"`
 	EditorMode   string     `json:"editorMode"`
 	Expr         string     `json:"expr"`
+	Format       string     `json:"format,omitempty"`
+	Instant      bool       `json:"instant,omitempty"`
+	Interval     string     `json:"interval,omitempty"`
 	LegendFormat string     `json:"legendFormat"`
 	Range        bool       `json:"range"`
 	RefID        string     `json:"refId"`
+	// expect says for which steps this query must return data (the end-to-end test checks it).
+	expect Expect
 }
 
 // Templating holds the dashboard's variables.

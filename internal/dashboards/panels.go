@@ -1,6 +1,10 @@
 package dashboards
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/protobench/protobench/internal/stepinfo"
+)
 
 // Grafana unit ids used by the panels.
 const (
@@ -13,36 +17,109 @@ const (
 	unitFraction   = "percentunit"
 	unitCount      = "short"
 	unitCores      = "none"
+	unitMicros     = "µs"
 	rowHeight      = 1
 	panelHeight    = 8
 	gridColumns    = 24
 	rateWindowExpr = "$__rate_interval"
+	rangeExpr      = "$__range"
 )
 
-// Servers are the compose service names of the servers, which are also the values of the loadgen's
-// target label. The target variable's "All" value is this list rather than ".*": the cAdvisor
-// panels match containers by compose service, and ".*" would sweep Prometheus, Grafana and the load
-// tools into the "server" CPU.
-var Servers = []string{"grpc", "rest", "netrpc", "zeromq", "python-grpc"}
+// Expect says for which steps a query must return data over the step's window: the end-to-end test
+// runs every query over every record's window and fails where an expected one comes back empty.
+type Expect int
 
-// LoadTools are the compose services the load tools run in; their CPU shows whether a step was
-// client-bound.
-var LoadTools = []string{"loadgen", "ghz", "wrk", "k6"}
-
-// Label selectors shared by the panels. Grafana formats a multi-value variable inside a regex
-// matcher as (a|b), so every variable sits in an =~ matcher.
+// The expectations a query can carry.
 const (
-	clientSelector = `run_id=~"$run_id",scenario=~"$scenario",step=~"$step",target=~"$target"`
-	// The compose Prometheus scrapes each server at <service>:9100, so the instance label carries
-	// the compose service name, which is what $target holds.
-	serverSelector = `instance=~"($target):.*"`
-	serviceLabel   = "container_label_com_docker_compose_service"
-	serverServices = serviceLabel + `=~"$target"`
-	hostSelector   = `instance=~"$instance"`
+	// ExpectAlways: every step that measured something (step series, containers, host, server).
+	ExpectAlways Expect = iota
+	// ExpectLiveClient: steps measured by protobench's own generator, the only tool with live
+	// client metrics.
+	ExpectLiveClient
+	// ExpectK6: steps measured by k6, which writes its metrics by remote write.
+	ExpectK6
+	// ExpectServerCPU: steps whose record holds server CPU per request.
+	ExpectServerCPU
+	// ExpectMaybe: depends on the workload (message patterns, throttling): never required.
+	ExpectMaybe
 )
 
-// toolServices matches the load tools' containers.
-var toolServices = serviceLabel + `=~"` + strings.Join(LoadTools, "|") + `"`
+// Wants reports whether a query with this expectation must return data for a step measured by
+// tool whose record has (or lacks) server CPU per request.
+func (e Expect) Wants(tool string, hasServerCPU bool) bool {
+	switch e {
+	case ExpectAlways:
+		return true
+	case ExpectLiveClient:
+		return tool == "protobench"
+	case ExpectK6:
+		return tool == "k6"
+	case ExpectServerCPU:
+		return hasServerCPU
+	}
+	return false
+}
+
+// Step labels, the dashboards' variables and the selectors built on them. Every series of a step
+// carries these labels, directly (load generator, step series), as container_label_protobench_*
+// (cAdvisor), or by a join with protobench_step_info (server and host series, which know nothing of
+// steps). Grafana formats a multi-value variable inside a regex matcher as (a|b), so every
+// variable sits in an =~ matcher.
+var stepLabels = stepinfo.LabelNames
+
+// stepLabelList is "run_id, scenario, step, repeat, target, tool" for by() and group_left().
+var stepLabelList = strings.Join(stepLabels, ", ")
+
+// matchers is label=~"$label" for each label, with an optional prefix on the label name.
+func matchers(prefix string, labels ...string) string {
+	var m []string
+	for _, l := range labels {
+		m = append(m, prefix+l+`=~"$`+l+`"`)
+	}
+	return strings.Join(m, ",")
+}
+
+var (
+	// stepSelector selects the step series (protobench_step_*).
+	stepSelector = matchers("", stepLabels...)
+	// clientSelector selects the load generator's live series, which carry run_id, scenario,
+	// step and target themselves; repeat and tool come from the join with stepInfo.
+	clientSelector = matchers("", "run_id", "scenario", "step", "target")
+	// containerSelector selects a step's containers in cAdvisor's series by their labels.
+	containerSelector = matchers(containerLabelPrefix, stepLabels...)
+	// stepInfo is one series per running step, valued 1, with exactly the step labels.
+	stepInfo = "max by (" + stepLabelList + ") (" + stepinfo.InfoMetric + "{" + stepSelector + "})"
+)
+
+// containerLabelPrefix is how cAdvisor names a container label (protobench.step becomes
+// container_label_protobench_step).
+const containerLabelPrefix = "container_label_protobench_"
+
+// containerRole selects a step's server or its load tool (the protobench.role label).
+func containerRole(role string) string {
+	return containerSelector + "," + containerLabelPrefix + `role="` + role + `"`
+}
+
+// withStep joins a vector to the running step on `on` (empty: the one step running at the time),
+// which filters it by the step variables and gives it the step's labels.
+func withStep(expr, on string) string {
+	return "(" + expr + ") * on (" + on + ") group_left (" + withoutLabels(stepLabels, on) + ") " + stepInfo
+}
+
+// withoutLabels is labels minus the comma-separated drop list, comma-joined.
+func withoutLabels(labels []string, drop string) string {
+	dropped := map[string]bool{}
+	for _, d := range strings.Split(drop, ",") {
+		dropped[strings.TrimSpace(d)] = true
+	}
+	var kept []string
+	for _, l := range labels {
+		if !dropped[l] {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, ", ")
+}
 
 func float(v float64) *float64 { return &v }
 
@@ -86,13 +163,23 @@ func timeseries(title, description, unit string, targets ...Target) Panel {
 	}
 }
 
-// q is a query with its legend.
+// q is a query with its legend, expected to return data for every step.
 func q(expr, legend string) Target { return Target{Expr: expr, LegendFormat: legend} }
+
+// expecting sets the expectation of every query of p.
+func expecting(e Expect, p Panel) Panel {
+	for i := range p.Targets {
+		p.Targets[i].expect = e
+	}
+	return p
+}
 
 // stacked makes a panel's series stack (for parts of a whole, such as CPU modes).
 func stacked(p Panel) Panel {
-	p.FieldConfig.Defaults.Custom.Stacking.Mode = "normal"
-	p.FieldConfig.Defaults.Custom.FillOpacity = 40
+	c := p.FieldConfig.Defaults.Custom.(FieldCustom)
+	c.Stacking.Mode = "normal"
+	c.FillOpacity = 40
+	p.FieldConfig.Defaults.Custom = c
 	return p
 }
 
@@ -115,132 +202,284 @@ func rate(metric, selector string) string {
 	return "rate(" + metric + "{" + selector + "}[" + rateWindowExpr + "])"
 }
 
-// quantile is histogram_quantile over a classic histogram's buckets, kept per `by` labels.
-func quantile(phi, histogram, selector, by string) string {
-	return "histogram_quantile(" + phi + ", sum by (le, " + by + ") (" + rate(histogram+"_bucket", selector) + "))"
+// byStep is "step, target" plus extra labels, the grouping every per-step panel keeps so that
+// steps (and the targets within one) stay apart.
+func byStep(extra string) string {
+	if extra == "" {
+		return "step, target"
+	}
+	return "step, target, " + extra
+}
+
+// --- Steps (the runner's step series) ---
+
+// stepAnnotation draws each step as a region: protobench_step_info is 1 while the step runs and
+// ends with a staleness marker, so each of its series is one contiguous run of points.
+func stepAnnotation() Annotation {
+	no := false
+	return Annotation{
+		Datasource: prometheus,
+		Enable:     true,
+		IconColor:  "rgba(255, 176, 0, 0.35)",
+		Name:       "Steps",
+		Target: &Target{
+			Datasource: prometheus, EditorMode: "code", Expr: stepInfo, Interval: "1s", Range: true, RefID: "Anno",
+		},
+		PrometheusAnnotationOptions: PrometheusAnnotationOptions{
+			TagKeys:         "step,target,tool,repeat",
+			TextFormat:      "run {{run_id}}, scenario {{scenario}}",
+			TitleFormat:     "{{step}} · {{target}} · {{tool}} · repeat {{repeat}}",
+			UseValueForTime: &no,
+		},
+	}
+}
+
+// stepFigure is the value of one step-summary series per step over the dashboard's range.
+func stepFigure(metric string) string {
+	return "max by (" + stepLabelList + ") (max_over_time(" + metric + "{" + stepSelector + "}[" + rangeExpr + "]))"
+}
+
+// stepSummaryPanel is one row per step (and repeat, target, tool) with the figures the runner
+// recorded for it: the same numbers as results.json, on the dashboard.
+func stepSummaryPanel() Panel {
+	figures := []struct {
+		metric, column string
+		expect         Expect
+	}{
+		{stepinfo.RPSMetric, "req/s", ExpectAlways},
+		{stepinfo.P99Metric, "p99 (s)", ExpectAlways},
+		{stepinfo.CPUPerReqMetric, "server CPU µs/req", ExpectServerCPU},
+		{stepinfo.ErrorsMetric, "errors", ExpectAlways},
+	}
+	var targets []Target
+	rename := map[string]string{}
+	for i, f := range figures {
+		ref := string(rune('A' + i))
+		targets = append(targets, Target{
+			Datasource: prometheus, EditorMode: "code", Expr: stepFigure(f.metric), Format: "table",
+			Instant: true, LegendFormat: "__auto", RefID: ref, expect: f.expect,
+		})
+		rename["Value #"+ref] = f.column
+	}
+	ds := prometheus
+	return Panel{
+		Datasource: &ds,
+		Description: "One row per step run: throughput, p99 latency, server CPU per request and errors as the " +
+			"runner recorded them (results.json), written to Prometheus at the end of each step. Filter with " +
+			"the variables; the time range must include the step.",
+		FieldConfig: &FieldConfig{
+			Defaults: FieldDefaults{
+				Color:  FieldColor{Mode: "thresholds"},
+				Custom: TableCustom{Align: "auto", CellOptions: CellOptions{Type: "auto"}},
+				Unit:   unitCount,
+			},
+			Overrides: []Override{
+				{Matcher: Matcher{ID: "byName", Options: "req/s"}, Properties: []Property{{ID: "unit", Value: unitReqPerSec}}},
+				{Matcher: Matcher{ID: "byName", Options: "p99 (s)"}, Properties: []Property{{ID: "unit", Value: unitSeconds}}},
+				{Matcher: Matcher{ID: "byName", Options: "server CPU µs/req"}, Properties: []Property{{ID: "unit", Value: unitMicros}}},
+			},
+		},
+		Options: &TableOptions{
+			CellHeight: "sm",
+			Footer:     TableFooter{Reducer: []string{"sum"}},
+			ShowHeader: true,
+			SortBy:     []TableSortByItem{},
+		},
+		Targets: targets,
+		Title:   "Step summary",
+		Transformations: []Transformation{
+			{ID: "merge", Options: map[string]any{}},
+			{ID: "organize", Options: map[string]any{
+				"excludeByName": map[string]bool{"Time": true},
+				"indexByName":   map[string]int{"run_id": 0, "scenario": 1, "step": 2, "repeat": 3, "target": 4, "tool": 5},
+				"renameByName":  rename,
+			}},
+		},
+		Type: "table",
+	}
+}
+
+func stepTimelinePanel() Panel {
+	return timeseries("Step throughput and p99",
+		"The recorded req/s (left) and p99 (right) of each step, drawn over the step's measured window, so "+
+			"steps measured by ghz, wrk or k6 appear beside the live load-generator panels.",
+		unitReqPerSec,
+		q("max by ("+stepLabelList+") ("+stepinfo.RPSMetric+"{"+stepSelector+"})", "req/s {{step}} {{target}} {{tool}} r{{repeat}}"),
+		q("max by ("+stepLabelList+") ("+stepinfo.P99Metric+"{"+stepSelector+"})", "p99 {{step}} {{target}} {{tool}} r{{repeat}}"),
+	)
 }
 
 // --- Client (load generator live metrics) ---
 
+// clientRate is the generator's request rate joined to its step, so repeat and tool filter it too.
+func clientRate(by string) string {
+	return "sum by (" + byStep(by) + ") (" + withStep(rate("protobench_client_requests_total", clientSelector), "run_id, scenario, step, target") + ")"
+}
+
+// clientQuantile is a latency quantile of the generator's histogram, per step and target.
+func clientQuantile(phi, histogram, by string) string {
+	return "histogram_quantile(" + phi + ", sum by (le, " + byStep(by) + ") (" +
+		withStep(rate(histogram+"_bucket", clientSelector), "run_id, scenario, step, target") + "))"
+}
+
 func clientThroughputPanel() Panel {
-	return timeseries("Client throughput",
+	return expecting(ExpectLiveClient, timeseries("Client throughput",
 		"Completed requests per second as the load generator counts them (all codes). Only the "+
-			"protobench generator exports live metrics: steps measured by ghz, wrk or k6 leave the "+
-			"client panels empty (their figures are in the results folder).",
+			"protobench generator exports live metrics: steps measured by ghz, wrk or k6 show in the "+
+			"step panels and, for k6, in its own panels.",
 		unitReqPerSec,
-		q("sum by (target, method) ("+rate("protobench_client_requests_total", clientSelector)+")", "{{target}} {{method}}"),
-	)
+		q(clientRate("method"), "{{step}} {{target}} {{method}}"),
+	))
 }
 
 func clientCodesPanel() Panel {
-	return timeseries("Client requests by code",
+	return expecting(ExpectLiveClient, timeseries("Client requests by code",
 		"Requests per second by result code; anything but the protocol's OK code is an error.",
 		unitReqPerSec,
-		q("sum by (target, code) ("+rate("protobench_client_requests_total", clientSelector)+")", "{{target}} {{code}}"),
-	)
+		q(clientRate("code"), "{{step}} {{target}} {{code}}"),
+	))
 }
 
 func clientLatencyPanel() Panel {
-	return timeseries("Client latency (corrected) p50 / p99",
+	return expecting(ExpectLiveClient, timeseries("Client latency (corrected) p50 / p99",
 		"Latency from the intended send time, so time spent queued behind a slow response counts "+
 			"(no coordinated omission). This is what a user would have seen.",
 		unitSeconds,
-		q(quantile("0.5", "protobench_client_latency_seconds", clientSelector, "target, method"), "p50 {{target}} {{method}}"),
-		q(quantile("0.99", "protobench_client_latency_seconds", clientSelector, "target, method"), "p99 {{target}} {{method}}"),
-	)
+		q(clientQuantile("0.5", "protobench_client_latency_seconds", "method"), "p50 {{step}} {{target}} {{method}}"),
+		q(clientQuantile("0.99", "protobench_client_latency_seconds", "method"), "p99 {{step}} {{target}} {{method}}"),
+	))
 }
 
 func clientServiceTimePanel() Panel {
-	return timeseries("Client service time p50 / p99",
+	return expecting(ExpectLiveClient, timeseries("Client service time p50 / p99",
 		"Latency from the actual send to the response. A gap to the corrected latency means requests "+
 			"waited to be sent.",
 		unitSeconds,
-		q(quantile("0.5", "protobench_client_service_time_seconds", clientSelector, "target, method"), "p50 {{target}} {{method}}"),
-		q(quantile("0.99", "protobench_client_service_time_seconds", clientSelector, "target, method"), "p99 {{target}} {{method}}"),
-	)
+		q(clientQuantile("0.5", "protobench_client_service_time_seconds", "method"), "p50 {{step}} {{target}} {{method}}"),
+		q(clientQuantile("0.99", "protobench_client_service_time_seconds", "method"), "p99 {{step}} {{target}} {{method}}"),
+	))
 }
 
 func clientInflightPanel() Panel {
-	return timeseries("Client requests in flight",
+	return expecting(ExpectLiveClient, timeseries("Client requests in flight",
 		"Requests sent and not yet answered.",
 		unitCount,
-		q("sum by (target, method) (protobench_client_inflight{"+clientSelector+"})", "{{target}} {{method}}"),
-	)
+		q("sum by ("+byStep("method")+") ("+withStep("protobench_client_inflight{"+clientSelector+"}", "run_id, scenario, step, target")+")", "{{step}} {{target}} {{method}}"),
+	))
 }
 
 func clientSchedulerLagPanel() Panel {
-	return timeseries("Client scheduler lag",
+	return expecting(ExpectLiveClient, timeseries("Client scheduler lag",
 		"How far the open-model pacer is behind its schedule. A growing lag means the generator "+
 			"cannot keep up and the step will be flagged rate-not-met.",
 		unitSeconds,
-		q("max by (target, method) (protobench_client_scheduler_lag_seconds{"+clientSelector+"})", "{{target}} {{method}}"),
-	)
+		q("max by ("+byStep("method")+") ("+withStep("protobench_client_scheduler_lag_seconds{"+clientSelector+"}", "run_id, scenario, step, target")+")", "{{step}} {{target}} {{method}}"),
+	))
+}
+
+// --- k6 (remote write) ---
+
+// k6Selector selects k6's series: the runner tags them with the step labels, except scenario,
+// which k6 keeps for its own scenario name.
+var k6Selector = matchers("", "run_id", "step", "repeat", "target", "tool")
+
+func k6ThroughputPanel() Panel {
+	return expecting(ExpectK6, timeseries("k6 iterations",
+		"Iterations per second k6 completed (one request each in protobench's scripts), from k6's "+
+			"Prometheus remote-write output.",
+		unitReqPerSec,
+		q("sum by ("+byStep("")+") ("+rate("k6_iterations_total", k6Selector)+")", "{{step}} {{target}}"),
+	))
+}
+
+func k6LatencyPanel() Panel {
+	return expecting(ExpectK6, timeseries("k6 request duration p99",
+		"k6's p99 request duration over its push interval (HTTP and gRPC scripts), as k6 computes it.",
+		unitSeconds,
+		q("max by ("+byStep("")+") (k6_http_req_duration_p99{"+k6Selector+"} or k6_grpc_req_duration_p99{"+k6Selector+"})", "p99 {{step}} {{target}}"),
+	))
 }
 
 // --- Server (server metrics) ---
+
+// serverSeries joins a server series to its step. The servers know nothing of steps; Prometheus
+// labels their series with target (the compose service), and a target runs one step at a time.
+func serverSeries(expr string) string { return withStep(expr, "target") }
 
 func serverRequestRatePanel() Panel {
 	return timeseries("Server request rate",
 		"Requests per second as the server counts them, by method and code.",
 		unitReqPerSec,
-		q("sum by (protocol, method, code) ("+rate("protobench_server_requests_total", serverSelector)+")", "{{protocol}} {{method}} {{code}}"),
+		q("sum by ("+byStep("protocol, method, code")+") ("+serverSeries(rate("protobench_server_requests_total", `target=~"$target"`))+")", "{{step}} {{target}} {{method}} {{code}}"),
 	)
 }
 
 func serverLatencyPanel() Panel {
+	quantile := func(phi string) string {
+		return "histogram_quantile(" + phi + ", sum by (le, " + byStep("protocol, method") + ") (" +
+			serverSeries(rate("protobench_server_request_duration_seconds_bucket", `target=~"$target"`)) + "))"
+	}
 	return timeseries("Server handling time p50 / p99",
 		"Time inside the server's handler: the part of the latency the protocol stack cannot blame "+
 			"on the network or the client.",
 		unitSeconds,
-		q(quantile("0.5", "protobench_server_request_duration_seconds", serverSelector, "protocol, method"), "p50 {{protocol}} {{method}}"),
-		q(quantile("0.99", "protobench_server_request_duration_seconds", serverSelector, "protocol, method"), "p99 {{protocol}} {{method}}"),
+		q(quantile("0.5"), "p50 {{step}} {{target}} {{method}}"),
+		q(quantile("0.99"), "p99 {{step}} {{target}} {{method}}"),
 	)
 }
 
 func serverMessagesPanel() Panel {
-	return rightAxis(timeseries("Server messages",
+	return expecting(ExpectMaybe, rightAxis(timeseries("Server messages",
 		"Messages per second (left) and bytes per second (right) for message patterns such as "+
 			"ZeroMQ PUSH/PULL and PUB/SUB.",
 		unitOpsPerSec,
-		q("sum by (protocol, pattern) ("+rate("protobench_server_messages_total", serverSelector)+")", "msg/s {{protocol}} {{pattern}}"),
-		q("sum by (protocol, pattern) ("+rate("protobench_server_message_bytes_total", serverSelector)+")", "bytes/s {{protocol}} {{pattern}}"),
-	), "B", unitBytesPerS)
+		q("sum by ("+byStep("protocol, pattern")+") ("+serverSeries(rate("protobench_server_messages_total", `target=~"$target"`))+")", "msg/s {{step}} {{target}} {{pattern}}"),
+		q("sum by ("+byStep("protocol, pattern")+") ("+serverSeries(rate("protobench_server_message_bytes_total", `target=~"$target"`))+")", "bytes/s {{step}} {{target}} {{pattern}}"),
+	), "B", unitBytesPerS))
 }
 
 // --- Containers (cAdvisor) ---
 
-// cpuCores is the CPU a set of containers used, in cores, per compose service.
-func cpuCores(services string) string {
-	return "sum by (" + serviceLabel + ") (" + rate("container_cpu_usage_seconds_total", services) + ")"
+// containerBy keeps the step and target of a container series (cAdvisor's label names).
+var containerBy = containerLabelPrefix + "step, " + containerLabelPrefix + "target"
+
+// containerLegend names a container series by its step and target.
+const containerLegend = "{{container_label_protobench_step}} {{container_label_protobench_target}}"
+
+// cpuCores is the CPU the selected containers used, in cores, per step and target.
+func cpuCores(sel string) string {
+	return "sum by (" + containerBy + ") (" + rate("container_cpu_usage_seconds_total", sel) + ")"
 }
 
 // cpuOfCap is the CPU used as a fraction of the container's CFS quota (the `cpus` cap).
-func cpuOfCap(services string) string {
-	by := "max by (" + serviceLabel + ") "
-	return cpuCores(services) + " / on (" + serviceLabel + ") (" +
-		by + "(container_spec_cpu_quota{" + services + "}) / " +
-		by + "(container_spec_cpu_period{" + services + "}))"
+func cpuOfCap(sel string) string {
+	by := "max by (" + containerBy + ") "
+	return cpuCores(sel) + " / on (" + containerBy + ") (" +
+		by + "(container_spec_cpu_quota{" + sel + "}) / " +
+		by + "(container_spec_cpu_period{" + sel + "}))"
 }
 
 func serverCPUPanel() Panel {
+	sel := containerRole("server")
 	return rightAxis(timeseries("Server container CPU",
 		"CPU used by the server container in cores (left) and as a fraction of its cpus cap (right).",
 		unitCores,
-		q(cpuCores(serverServices), "cores {{"+serviceLabel+"}}"),
-		q(cpuOfCap(serverServices), "of cap {{"+serviceLabel+"}}"),
+		q(cpuCores(sel), "cores "+containerLegend),
+		q(cpuOfCap(sel), "of cap "+containerLegend),
 	), "B", unitFraction)
 }
 
 func serverThrottlingPanel() Panel {
+	sel := containerRole("server")
 	sum := func(metric string) string {
-		return "sum by (" + serviceLabel + ") (" + rate(metric, serverServices) + ")"
+		return "sum by (" + containerBy + ") (" + rate(metric, sel) + ")"
 	}
 	return rightAxis(timeseries("Server CPU throttling",
 		"Share of CFS periods in which the server was throttled (left) and throttled seconds per "+
 			"second (right). Any throttling means the server hit its cap and queued work.",
 		unitFraction,
-		q(sum("container_cpu_cfs_throttled_periods_total")+" / "+sum("container_cpu_cfs_periods_total"), "periods {{"+serviceLabel+"}}"),
-		q(sum("container_cpu_cfs_throttled_seconds_total"), "seconds/s {{"+serviceLabel+"}}"),
+		q(sum("container_cpu_cfs_throttled_periods_total")+" / "+sum("container_cpu_cfs_periods_total"), "periods "+containerLegend),
+		q(sum("container_cpu_cfs_throttled_seconds_total"), "seconds/s "+containerLegend),
 	), "B", unitSeconds)
 }
 
@@ -248,28 +487,37 @@ func serverMemoryPanel() Panel {
 	return timeseries("Server memory working set",
 		"The server container's working set, which is what the memory limit is enforced against.",
 		unitBytes,
-		q("max by ("+serviceLabel+") (container_memory_working_set_bytes{"+serverServices+"})", "{{"+serviceLabel+"}}"),
+		q("max by ("+containerBy+") (container_memory_working_set_bytes{"+containerRole("server")+"})", containerLegend),
 	)
 }
 
 func toolCPUPanel() Panel {
+	sel := containerRole("tool")
 	return rightAxis(timeseries("Load tool container CPU",
 		"CPU of the load tool's container in cores (left) and as a fraction of its cap (right). "+
 			"Near the cap, the step is client-bound and measures the tool, not the server.",
 		unitCores,
-		q(cpuCores(toolServices), "cores {{"+serviceLabel+"}}"),
-		q(cpuOfCap(toolServices), "of cap {{"+serviceLabel+"}}"),
+		q(cpuCores(sel), "cores "+containerLegend),
+		q(cpuOfCap(sel), "of cap "+containerLegend),
 	), "B", unitFraction)
 }
 
 // --- Host (node-exporter) ---
 
-func hostCPUPerCorePanel(selector string) Panel {
+// hostCPUPerCorePanel shows each core's busy share; followSteps joins it to the running step (the
+// overview), so the step variables filter it like every other panel there.
+func hostCPUPerCorePanel(selector string, followSteps bool) Panel {
+	expr := `sum by (cpu) (` + rate("node_cpu_seconds_total", joinSel(`mode!="idle"`, selector)) + `)`
+	legend := "cpu {{cpu}}"
+	if followSteps {
+		expr = withStep(expr, "")
+		legend = "cpu {{cpu}} {{step}} {{target}}"
+	}
 	p := timeseries("Host CPU busy per core",
 		"Non-idle share of each core. Client and server sit on disjoint cpusets, so each should "+
 			"light up its own cores.",
 		unitFraction,
-		q(`sum by (cpu) (`+rate("node_cpu_seconds_total", joinSel(`mode!="idle"`, selector))+`)`, "cpu {{cpu}}"),
+		q(expr, legend),
 	)
 	p.FieldConfig.Defaults.Max = float(1)
 	return p
@@ -344,3 +592,6 @@ func joinSel(matchers ...string) string {
 	}
 	return strings.Join(kept, ",")
 }
+
+// hostSelector selects the host dashboard's node-exporter instance.
+const hostSelector = `instance=~"$instance"`
