@@ -7,19 +7,28 @@ import (
 	"time"
 
 	"github.com/protobench/protobench/internal/targets"
+	"github.com/protobench/protobench/internal/tool"
+	// Every adapter registers itself: the tools a scenario may name are the registered ones.
+	_ "github.com/protobench/protobench/internal/tool/all"
 )
 
-// Tool names: protobench is our own generator, the others are cross-checks.
-const (
-	ToolProtobench = "protobench"
-	ToolGHZ        = "ghz"
-	ToolWrk        = "wrk"
-	ToolWrk2       = "wrk2"
-	ToolK6         = "k6"
-)
+// ToolProtobench is our own generator, the default tool; every other tool is a cross-check, and
+// what each can drive is its adapter's to say (tool.Capabilities).
+const ToolProtobench = "protobench"
 
-// Tools lists every load tool a scenario may name; the first one is the default.
-var Tools = []string{ToolProtobench, ToolGHZ, ToolWrk, ToolWrk2, ToolK6}
+// Tools lists every load tool a scenario may name, the registered adapters; the first one,
+// protobench, is the default.
+var Tools = toolNames()
+
+func toolNames() []string {
+	names := []string{ToolProtobench}
+	for _, n := range tool.Names() {
+		if n != ToolProtobench {
+			names = append(names, n)
+		}
+	}
+	return names
+}
 
 // Load models.
 const (
@@ -27,28 +36,25 @@ const (
 	ModelOpen   = "open"   // a constant arrival rate, latency counted from the intended send time
 )
 
-// toolInfo says what a tool can drive. It mirrors what the adapters' Check accepts, so that a
-// scenario fails when it is loaded rather than when its step comes up an hour into the run.
-type toolInfo struct {
-	protocols map[string]bool // the targets.Protocols it speaks
-	open      bool            // supports a constant arrival rate
-	closed    bool            // supports the closed model
-	mix       bool            // supports a weighted mix of methods in one step
-	why       string
+// capabilities is what the named tool declares it can drive, so that a scenario fails when it is
+// loaded rather than when its step comes up an hour into the run.
+func capabilities(name string) (tool.Capabilities, bool) {
+	a, ok := tool.Lookup(name)
+	if !ok {
+		return tool.Capabilities{}, false
+	}
+	return a.Capabilities(), true
 }
 
-var toolCatalog = map[string]toolInfo{
-	ToolProtobench: {protocols: set(targets.Protocols...), open: true, closed: true, mix: true},
-	ToolGHZ: {protocols: set(targets.GRPC), open: true, closed: true,
-		why: "ghz speaks gRPC only"},
-	ToolWrk: {protocols: set(targets.HTTP), closed: true,
-		why: "wrk speaks HTTP only and is closed-loop (Debian's wrk has no -R)"},
-	// wrk2 runs only where its image could be built (it needs GitHub); elsewhere its runs fail
-	// with that reason and the rest of the scenario goes on.
-	ToolWrk2: {protocols: set(targets.HTTP), open: true,
-		why: "wrk2 speaks HTTP only and always paces requests (-R)"},
-	ToolK6: {protocols: set(targets.HTTP, targets.GRPC), open: true, closed: true,
-		why: "k6 speaks HTTP and gRPC only"},
+// toolsThatRun lists, for a message, the tools that run model.
+func toolsThatRun(model string) string {
+	var out []string
+	for _, n := range Tools {
+		if c, _ := capabilities(n); c.Runs(model) {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // KnobEnv returns the environment variable and value that carry a knob to target's server;

@@ -246,15 +246,6 @@ func (r Run) TopologyText() string {
 	return fmt.Sprintf("%s × %d in flight each", conn(r.Connections, "connection"), r.Concurrency)
 }
 
-// toolTransports lists the HTTP version and encoding pairs each tool can send; a tool missing
-// here speaks no HTTP. wrk, wrk2 and k6 send the JSON bodies of HTTP/1.1 only.
-var toolTransports = map[string][]string{
-	ToolProtobench: {HTTP1 + "/" + EncodingJSON, HTTP1 + "/" + EncodingProtobuf, HTTP2 + "/" + EncodingJSON, HTTP2 + "/" + EncodingProtobuf},
-	ToolWrk:        {HTTP1 + "/" + EncodingJSON},
-	ToolWrk2:       {HTTP1 + "/" + EncodingJSON},
-	ToolK6:         {HTTP1 + "/" + EncodingJSON},
-}
-
 // transportCompatible reports whether tool can drive an HTTP target over httpVersion with
 // encoding (empty values mean the defaults); non-HTTP targets always pass.
 func transportCompatible(tool string, target targets.Target, httpVersion, encoding string) (bool, string) {
@@ -267,8 +258,7 @@ func transportCompatible(tool string, target targets.Target, httpVersion, encodi
 	if encoding == "" {
 		encoding = EncodingJSON
 	}
-	want := httpVersion + "/" + encoding
-	if contains(toolTransports[tool], want) {
+	if c, _ := capabilities(tool); c.SendsHTTP(httpVersion, encoding) {
 		return true, ""
 	}
 	return false, fmt.Sprintf("%s cannot send HTTP/%s with %s bodies", tool, httpVersion, encoding)

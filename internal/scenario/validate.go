@@ -139,7 +139,7 @@ func (st *Step) matrixSize() int {
 
 // compatible reports whether tool can drive target, and why not.
 func (s *Scenario) compatible(tool, target string) (bool, string) {
-	info, ok := toolCatalog[tool]
+	c, ok := capabilities(tool)
 	if !ok {
 		return false, "unknown tool"
 	}
@@ -147,8 +147,8 @@ func (s *Scenario) compatible(tool, target string) (bool, string) {
 	if !ok {
 		return false, "unknown target"
 	}
-	if !info.protocols[t.Protocol] {
-		return false, info.why
+	if !c.Speaks(t.Protocol) {
+		return false, c.Limits
 	}
 	return true, ""
 }
@@ -314,7 +314,7 @@ func validateStep(d *decoder, sc *Scenario, st *Step, field string) {
 	}
 	for i, tool := range v.Tools {
 		tf, tl := fmt.Sprintf("%s[%d]", at(toolsKey), i), line(fmt.Sprintf("%s[%d]", toolsKey, i))
-		info := toolCatalog[tool]
+		info, _ := capabilities(tool)
 		speaks := false
 		for _, t := range v.Targets {
 			if ok, _ := sc.compatible(tool, t); ok {
@@ -323,13 +323,15 @@ func validateStep(d *decoder, sc *Scenario, st *Step, field string) {
 		}
 		switch {
 		case !speaks:
-			d.add(tl, tf, "%s cannot drive %s: %s", tool, strings.Join(v.Targets, ", "), info.why)
-		case hasRate && !info.open:
-			d.add(tl, tf, "%s is closed-loop only and cannot take a rate: %s; use protobench, ghz, wrk2 or k6 for model open", tool, info.why)
-		case !hasRate && !info.closed:
-			d.add(tl, tf, "%s needs a rate (model open): %s; use wrk, protobench, ghz or k6 for the closed model", tool, info.why)
-		case len(st.Mix) > 0 && !info.mix:
+			d.add(tl, tf, "%s cannot drive %s: %s", tool, strings.Join(v.Targets, ", "), info.Limits)
+		case hasRate && !info.Runs(ModelOpen):
+			d.add(tl, tf, "%s is closed-loop only and cannot take a rate: %s; use %s for model open", tool, info.Limits, toolsThatRun(ModelOpen))
+		case !hasRate && !info.Runs(ModelClosed):
+			d.add(tl, tf, "%s needs a rate (model open): %s; use %s for the closed model", tool, info.Limits, toolsThatRun(ModelClosed))
+		case len(st.Mix) > 0 && !info.Mix:
 			d.add(tl, tf, "%s cannot run a mix of methods; only protobench can", tool)
+		case len(st.Mix) == 0 && !info.Sends(st.Method):
+			d.add(tl, tf, "%s cannot send method %s: %s", tool, st.Method, info.Limits)
 		}
 	}
 
