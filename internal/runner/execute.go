@@ -14,6 +14,7 @@ import (
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/scenario"
+	"github.com/protobench/protobench/internal/tool"
 )
 
 // RunInfo is run.json: everything needed to judge whether two results folders are comparable.
@@ -212,13 +213,16 @@ func (m promMeter) Usage(ctx context.Context, service string, start, end time.Ti
 // need it then fail at once with that reason, and the rest of the scenario goes on.
 func missingTools(set images.Set) map[string]string {
 	out := map[string]string{}
-	for tool, name := range toolImages {
-		if img, ok := set[name]; ok && !set.Available(name) {
-			out[tool] = fmt.Sprintf("its image %s is unavailable: %s", name, img.Note)
+	for _, name := range tool.Names() {
+		c, _ := toolCapabilities(name)
+		img, ok := set[c.Image]
+		switch {
+		case !ok:
+		case !set.Available(c.Image):
+			out[name] = fmt.Sprintf("its image %s is unavailable: %s", c.Image, img.Note)
+		case c.ImageVariant != "" && img.Variant != c.ImageVariant:
+			out[name] = fmt.Sprintf("this machine's %s image has no %s (%s)", c.Image, c.ImageVariant, img.Note)
 		}
-	}
-	if img, ok := set[images.Wrk]; ok && set.Available(images.Wrk) && img.Variant != "wrk2" {
-		out["wrk2"] = "this machine's wrk image has no wrk2 (" + img.Note + ")"
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/protobench/protobench/internal/compose"
 	"github.com/protobench/protobench/internal/images"
 	"github.com/protobench/protobench/internal/scenario"
+	"github.com/protobench/protobench/internal/tool"
 )
 
 // Command is `protobench run`: it returns 0 when every run measured something, 1 when some run
@@ -113,9 +114,13 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// toolImages is the image each load tool runs from (wrk2 shares wrk's, when it could be built).
-var toolImages = map[string]string{
-	"protobench": images.Loadgen, "ghz": images.Ghz, "k6": images.K6, "wrk": images.Wrk, "wrk2": images.Wrk,
+// toolCapabilities is what a load tool's adapter declares, its image included.
+func toolCapabilities(name string) (tool.Capabilities, bool) {
+	a, ok := tool.Lookup(name)
+	if !ok {
+		return tool.Capabilities{}, false
+	}
+	return a.Capabilities(), true
 }
 
 // neededImages lists the images a plan uses, so a scenario without Python or k6 never waits
@@ -128,8 +133,8 @@ func neededImages(plan *scenario.Plan) []string {
 		} else {
 			need[images.Protobench] = true
 		}
-		if img, ok := toolImages[r.Tool]; ok {
-			need[img] = true
+		if c, ok := toolCapabilities(r.Tool); ok {
+			need[c.Image] = true
 		}
 	}
 	var out []string

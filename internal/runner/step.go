@@ -246,6 +246,7 @@ func mergeMeasured(rec *record.Record, m record.Record) {
 	rec.ThroughputRPS = m.ThroughputRPS
 	rec.LatencyMs = m.LatencyMs
 	rec.ServiceTimeMs = m.ServiceTimeMs
+	rec.Notes = append(rec.Notes, m.Notes...)
 	for _, f := range m.Flags {
 		rec.Flags = appendFlag(rec.Flags, f)
 	}
