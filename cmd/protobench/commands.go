@@ -7,10 +7,7 @@ import (
 	"github.com/protobench/protobench/internal/runner"
 
 	// Tool adapters register themselves with internal/tool.
-	_ "github.com/protobench/protobench/internal/tool/ghz"
-	_ "github.com/protobench/protobench/internal/tool/k6"
-	_ "github.com/protobench/protobench/internal/tool/protobenchtool"
-	_ "github.com/protobench/protobench/internal/tool/wrk"
+	_ "github.com/protobench/protobench/internal/tool/all"
 )
 
 func init() {
