@@ -24,6 +24,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/protobench/protobench/internal/repo"
 	"io"
 	"net"
 	"net/http"
@@ -329,13 +330,13 @@ func isExecutable(p string) bool {
 
 // buildServers builds the real server binaries the protocols need.
 func (b *bench) buildServers(ctx context.Context) error {
-	repo := b.o.repo
-	if repo == "" {
-		r, err := findRepo()
+	root := b.o.repo
+	if root == "" {
+		r, err := repo.Root()
 		if err != nil {
 			return err
 		}
-		repo = r
+		root = r
 	}
 	seen := map[string]bool{}
 	protocols := b.o.protocols
@@ -349,33 +350,13 @@ func (b *bench) buildServers(ctx context.Context) error {
 		}
 		seen[s] = true
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(b.binDir, s), "./servers/"+s)
-		cmd.Dir = repo
+		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("go build ./servers/%s: %v\n%s", s, err, out)
 		}
 	}
 	return nil
 }
-
-func findRepo() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if isDir(filepath.Join(dir, "servers")) && fileExists(filepath.Join(dir, "go.mod")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("cannot find the protobench checkout (go.mod and servers/): run from inside it or give --repo")
-		}
-		dir = parent
-	}
-}
-
-func isDir(p string) bool      { st, err := os.Stat(p); return err == nil && st.IsDir() }
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // server is a running server process.
 type server struct {
@@ -707,7 +688,7 @@ func (b *bench) repoDir() string {
 	if b.o.repo != "" {
 		return b.o.repo
 	}
-	r, _ := findRepo()
+	r, _ := repo.Root()
 	return r
 }
 

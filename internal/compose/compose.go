@@ -33,8 +33,11 @@ type Options struct {
 	// Dir holds the compose files; it is the project directory (relative paths in the file are
 	// resolved from it). Required.
 	Dir string
-	// Files are the compose files, relative to Dir; docker-compose.yml if empty.
+	// Files are the compose files, relative to Dir; DefaultFiles if empty.
 	Files []string
+	// Extra are compose files read after Files, absolute or relative to Dir: a run's custom
+	// targets (see RenderServers).
+	Extra []string
 	// ProjectName is DefaultProjectName if empty.
 	ProjectName string
 	// Env is the interpolation environment every command gets on top of the process
@@ -73,7 +76,7 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 	}
 	opts.Dir = dir
 	if len(opts.Files) == 0 {
-		opts.Files = []string{"docker-compose.yml"}
+		opts.Files = DefaultFiles
 	}
 	if opts.ProjectName == "" {
 		opts.ProjectName = DefaultProjectName
@@ -85,7 +88,7 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 		opts.Docker = "docker"
 	}
 	c := &Client{opts: opts}
-	for _, f := range opts.Files {
+	for _, f := range append(append([]string{}, opts.Files...), opts.Extra...) {
 		if !filepath.IsAbs(f) {
 			f = filepath.Join(dir, f)
 		}

@@ -1,12 +1,15 @@
 package compose
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/protobench/protobench/internal/targets"
 )
 
 // The compose folder's configuration is checked statically here because Grafana cannot run on
@@ -83,9 +86,16 @@ type composeFile struct {
 }
 
 func TestComposeFileRules(t *testing.T) {
-	var f composeFile
-	readYAML(t, "docker-compose.yml", &f)
-	servers := []string{"grpc", "rest", "netrpc", "zeromq", "python-grpc"}
+	var f, sf composeFile
+	readYAML(t, MainFile, &f)
+	readYAML(t, ServersFile, &sf)
+	for name, s := range sf.Services {
+		if _, dup := f.Services[name]; dup {
+			t.Errorf("service %s is in both %s and %s", name, MainFile, ServersFile)
+		}
+		f.Services[name] = s
+	}
+	servers := targets.Names()
 	tools := []string{"loadgen", "ghz", "wrk", "k6"}
 	observability := []string{"prometheus", "cadvisor", "node-exporter", "grafana"}
 	for _, name := range append(append(append([]string(nil), servers...), tools...), observability...) {
@@ -152,6 +162,9 @@ func TestPrometheusConfig(t *testing.T) {
 			StaticConfigs []struct {
 				Targets []string `yaml:"targets"`
 			} `yaml:"static_configs"`
+			FileSDConfigs []struct {
+				Files []string `yaml:"files"`
+			} `yaml:"file_sd_configs"`
 			RelabelConfigs []struct {
 				TargetLabel string `yaml:"target_label"`
 			} `yaml:"relabel_configs"`
@@ -161,10 +174,16 @@ func TestPrometheusConfig(t *testing.T) {
 	if cfg.Global.ScrapeInterval != "1s" {
 		t.Errorf("scrape_interval %q, want 1s", cfg.Global.ScrapeInterval)
 	}
-	targets := map[string][]string{}
+	jobTargets := map[string][]string{}
+	var fileSD []string
 	for _, sc := range cfg.ScrapeConfigs {
 		for _, st := range sc.StaticConfigs {
-			targets[sc.JobName] = append(targets[sc.JobName], st.Targets...)
+			jobTargets[sc.JobName] = append(jobTargets[sc.JobName], st.Targets...)
+		}
+		for _, fs := range sc.FileSDConfigs {
+			if sc.JobName == "servers" {
+				fileSD = append(fileSD, fs.Files...)
+			}
 		}
 		switch sc.JobName {
 		case "servers":
@@ -181,14 +200,41 @@ func TestPrometheusConfig(t *testing.T) {
 		"cadvisor":      {"cadvisor:8080"},
 		"node-exporter": {"node-exporter:9100"},
 		"prometheus":    {"localhost:9090"},
-		"servers":       {"grpc:9100", "rest:9100", "netrpc:9100", "zeromq:9100", "python-grpc:9100"},
 		"loadgen":       {"protobench-loadgen:9102"},
 	}
 	for job, w := range want {
-		if strings.Join(targets[job], ",") != strings.Join(w, ",") {
-			t.Errorf("job %s targets %v, want %v", job, targets[job], w)
+		if strings.Join(jobTargets[job], ",") != strings.Join(w, ",") {
+			t.Errorf("job %s targets %v, want %v", job, jobTargets[job], w)
 		}
 	}
+	// The servers job reads the mounted targets folder, where the registry's list is generated.
+	if strings.Join(fileSD, ",") != "/etc/prometheus/targets/*.yml" {
+		t.Errorf("servers job file_sd %v, want /etc/prometheus/targets/*.yml", fileSD)
+	}
+	var groups []struct {
+		Targets []string `yaml:"targets"`
+	}
+	readYAML(t, "prometheus/targets/servers.yml", &groups)
+	var got []string
+	for _, g := range groups {
+		got = append(got, g.Targets...)
+	}
+	var wantServers []string
+	for _, tg := range targets.All() {
+		wantServers = append(wantServers, fmt.Sprintf("%s:%d", tg.Name, tg.MetricsPort))
+	}
+	if strings.Join(got, ",") != strings.Join(wantServers, ",") {
+		t.Errorf("server scrape targets %v, want %v", got, wantServers)
+	}
+	if !containsPrefix(mainVolumes(t, "prometheus"), "./prometheus/targets:/etc/prometheus/targets") {
+		t.Error("prometheus does not mount ./prometheus/targets where the servers job reads")
+	}
+}
+
+func mainVolumes(t *testing.T, service string) []string {
+	var f composeFile
+	readYAML(t, MainFile, &f)
+	return f.Services[service].Volumes
 }
 
 func contains(list []string, s string) bool {

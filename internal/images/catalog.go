@@ -1,6 +1,10 @@
 package images
 
-import "context"
+import (
+	"context"
+
+	"github.com/protobench/protobench/internal/targets"
+)
 
 // Pinned upstream references, pulled where a registry answers. Where none answers, the local
 // equivalents below stand in for them.
@@ -48,19 +52,45 @@ func init() {
 		{name: K6, upstream: UpstreamK6, dockerfile: "images/k6/Dockerfile"},
 		{name: Wrk, dockerfile: "images/wrk/Dockerfile", custom: (*ensurer).wrk},
 		{name: H2load, dockerfile: "images/h2load/Dockerfile"},
-		{name: PythonGRPC, dockerfile: "servers/python-grpc/Dockerfile"},
+	}
+	catalog = append(catalog, serverImages()...)
+	catalog = append(catalog, []spec{
 		{name: Prometheus, upstream: UpstreamPrometheus, dockerfile: "images/prometheus/Dockerfile"},
 		{name: NodeExporter, upstream: UpstreamNodeExporter, dockerfile: "images/node-exporter/Dockerfile"},
 		{name: Cadvisor, upstream: UpstreamCadvisor, dockerfile: "images/cadvisor/Dockerfile"},
 		{name: Grafana, upstream: UpstreamGrafana, notBuildable: "Grafana cannot be built here: its frontend needs npm"},
+	}...)
+}
+
+// serverImages are the images of registry targets that do not run from the protobench image:
+// each is built from the Dockerfile in its server folder.
+func serverImages() []spec {
+	var out []spec
+	seen := map[string]bool{Protobench: true}
+	for _, t := range targets.All() {
+		if seen[t.Image] {
+			continue
+		}
+		seen[t.Image] = true
+		out = append(out, spec{name: t.Image, dockerfile: t.ServerDir + "/Dockerfile"})
 	}
+	return out
 }
 
 // wrk2Dockerfile builds wrk2 from GitHub; tried only where a registry answers.
 const wrk2Dockerfile = "images/wrk2/Dockerfile"
 
-// protobenchMains are the main packages the protobench image must contain (the image contract).
-var protobenchMains = []string{"cmd/protobench", "servers/grpc", "servers/rest", "servers/netrpc", "servers/zeromq"}
+// protobenchMains are the main packages the protobench image must contain (the image contract):
+// the CLI and every registry target that runs from the protobench image.
+var protobenchMains = func() []string {
+	mains := []string{"cmd/protobench"}
+	for _, t := range targets.All() {
+		if t.Image == Protobench {
+			mains = append(mains, t.ServerDir)
+		}
+	}
+	return mains
+}()
 
 func specByName(name string) (spec, bool) {
 	for _, s := range catalog {

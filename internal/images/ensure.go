@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/protobench/protobench/internal/compose"
+	"github.com/protobench/protobench/internal/tool"
 )
 
 // Ensure makes every wanted image available and returns how each was obtained. It prints one
@@ -122,7 +123,7 @@ func (e *ensurer) probeRegistry(ctx context.Context) {
 	var ce *commandError
 	detail := err.Error()
 	if errors.As(err, &ce) {
-		detail = lastLine(ce.tail)
+		detail = strings.TrimSpace(tool.LastLine([]byte(ce.tail)))
 	}
 	if probeCtx.Err() != nil || registryUnreachable(err.Error()) {
 		fmt.Fprintf(e.log, "registry: unreachable (%s); building local images\n", detail)
@@ -393,7 +394,7 @@ func (e *ensurer) protobenchContext(bc *buildContext) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("missing main package(s) %s: the image must hold /usr/local/bin/protobench and protobench-{grpc,rest,netrpc,zeromq}-server", strings.Join(missing, " "))
+		return fmt.Errorf("missing main package(s) %s: the image must hold /usr/local/bin/protobench and protobench-<name>-server for every Go server in internal/targets", strings.Join(missing, " "))
 	}
 	g, err := walkGoGraph(e.opts.RepoRoot, protobenchMains, runtime.GOARCH)
 	if err != nil {
@@ -451,11 +452,6 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 func firstErrLine(err error) string {

@@ -9,6 +9,7 @@ package images
 import (
 	"io"
 	"sort"
+	"strings"
 )
 
 // Source says how an image was obtained.
@@ -37,7 +38,6 @@ const (
 	K6           = "k6"
 	Wrk          = "wrk"
 	H2load       = "h2load"
-	PythonGRPC   = "python-grpc"
 	Prometheus   = "prometheus"
 	NodeExporter = "node-exporter"
 	Cadvisor     = "cadvisor"
@@ -144,9 +144,9 @@ const DefaultDebianMirror = "http://deb.debian.org/debian"
 // protobench/<name>:latest for local-only images).
 func EnvVars(s Set) map[string]string {
 	env := map[string]string{}
-	for name, key := range envKeys {
-		if s.Available(name) {
-			env[key] = s[name].Ref
+	for name := range s {
+		if s.Available(name) && EnvVar(name) != "" {
+			env[EnvVar(name)] = s[name].Ref
 		}
 	}
 	if img, ok := s[Wrk]; ok && img.Variant != "" && s.Available(Wrk) {
@@ -155,18 +155,15 @@ func EnvVars(s Set) map[string]string {
 	return env
 }
 
-// envKeys maps logical names to the compose variable naming their image. base and go-builder
-// are build-only and have none.
-var envKeys = map[string]string{
-	Protobench:   "PROTOBENCH_SERVER_IMAGE",
-	Loadgen:      "PROTOBENCH_LOADGEN_IMAGE",
-	PythonGRPC:   "PROTOBENCH_PYTHON_GRPC_IMAGE",
-	Ghz:          "PROTOBENCH_GHZ_IMAGE",
-	K6:           "PROTOBENCH_K6_IMAGE",
-	Wrk:          "PROTOBENCH_WRK_IMAGE",
-	H2load:       "PROTOBENCH_H2LOAD_IMAGE",
-	Prometheus:   "PROTOBENCH_PROMETHEUS_IMAGE",
-	NodeExporter: "PROTOBENCH_NODE_EXPORTER_IMAGE",
-	Cadvisor:     "PROTOBENCH_CADVISOR_IMAGE",
-	Grafana:      "PROTOBENCH_GRAFANA_IMAGE",
+// EnvVar is the compose variable naming a logical image: PROTOBENCH_<NAME>_IMAGE, except the
+// protobench image, which the compose file calls the server image. base and go-builder are
+// build-only and have none.
+func EnvVar(name string) string {
+	switch name {
+	case Base, GoBuilder:
+		return ""
+	case Protobench:
+		return "PROTOBENCH_SERVER_IMAGE"
+	}
+	return "PROTOBENCH_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + "_IMAGE"
 }

@@ -282,11 +282,23 @@ func TestEnvVars(t *testing.T) {
 func TestComposeFileNamesEveryImageVariable(t *testing.T) {
 	// The compose file must read every variable EnvVars sets, or an image would silently fall
 	// back to its default.
-	text, err := os.ReadFile(filepath.Join("..", "..", "compose", "docker-compose.yml"))
-	if err != nil {
-		t.Fatal(err)
+	files, err := filepath.Glob(filepath.Join("..", "..", "compose", "*.yml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no compose files: %v", err)
 	}
-	for name, key := range envKeys {
+	var text []byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text = append(text, b...)
+	}
+	for _, name := range Names() {
+		key := EnvVar(name)
+		if key == "" {
+			continue
+		}
 		if !bytes.Contains(text, []byte("${"+key+":-")) {
 			t.Errorf("compose file does not use %s (image %s)", key, name)
 		}

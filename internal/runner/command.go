@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/protobench/protobench/internal/repo"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,33 +14,6 @@ import (
 
 	"github.com/protobench/protobench/internal/scenario"
 )
-
-// RepoRoot finds the protobench checkout: $PROTOBENCH_ROOT (run.sh sets it), else the nearest
-// parent of the working directory that holds scenarios/ and compose/.
-func RepoRoot() (string, error) {
-	if r := os.Getenv("PROTOBENCH_ROOT"); r != "" {
-		return r, nil
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if isDir(filepath.Join(dir, "scenarios")) && isDir(filepath.Join(dir, "compose")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("cannot find the protobench checkout (a folder with scenarios/ and compose/): run from inside it or set PROTOBENCH_ROOT")
-		}
-		dir = parent
-	}
-}
-
-func isDir(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
-}
 
 // splitScenarioArg lets the scenario name come before or after the flags, since
 // `./run.sh grpc-vs-rest --quick` is the natural way to type it.
@@ -97,7 +71,7 @@ func ListCommand(_ context.Context, args []string, stdout, stderr io.Writer) int
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	root, err := RepoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		fmt.Fprintln(stderr, "protobench:", err)
 		return 2

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/protobench/protobench/internal/repo"
 	"io"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ func DownCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	root, err := RepoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		fmt.Fprintln(stderr, "protobench:", err)
 		return 2

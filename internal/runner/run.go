@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/protobench/protobench/internal/repo"
+	"github.com/protobench/protobench/internal/targets"
 	"io"
 	"os"
 	"path/filepath"
@@ -31,7 +33,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opts.Stdout, opts.Stderr = stdout, stderr
-	root, err := RepoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		fmt.Fprintln(stderr, "protobench:", err)
 		return 2
@@ -128,10 +130,8 @@ func toolCapabilities(name string) (tool.Capabilities, bool) {
 func neededImages(plan *scenario.Plan) []string {
 	need := map[string]bool{images.Prometheus: true, images.Cadvisor: true, images.NodeExporter: true, images.Grafana: true}
 	for _, r := range plan.Runs {
-		if r.Target == "python-grpc" {
-			need[images.PythonGRPC] = true
-		} else {
-			need[images.Protobench] = true
+		if t, ok := targets.Lookup(r.Target); ok {
+			need[t.Image] = true
 		}
 		if c, ok := toolCapabilities(r.Tool); ok {
 			need[c.Image] = true

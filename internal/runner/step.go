@@ -76,7 +76,7 @@ func (s *stepRunner) run(ctx context.Context, plan *scenario.Plan, r scenario.Ru
 		rec.Flags = append(rec.Flags, record.FlagFailed)
 		return rec
 	}
-	ep, err := endpointFor(r.Target)
+	ep, err := endpointFor(r)
 	if err != nil {
 		return fail(err)
 	}

@@ -1,6 +1,11 @@
 package runner
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/protobench/protobench/internal/scenario"
+	"github.com/protobench/protobench/internal/targets"
+)
 
 // endpoint is where a target's server listens on the compose network, and which protocol
 // scheme the load tools must speak to it.
@@ -10,22 +15,17 @@ type endpoint struct {
 	Port    int
 }
 
-// endpoints maps a scenario target to its compose service. The ports are the servers' defaults;
-// the compose file does not override them, so this table and the servers agree by construction.
-var endpoints = map[string]endpoint{
-	"grpc":        {Service: "grpc", Scheme: "grpc", Port: 50051},
-	"rest":        {Service: "rest", Scheme: "http", Port: 8080},
-	"netrpc":      {Service: "netrpc", Scheme: "netrpc", Port: 4200},
-	"zeromq":      {Service: "zeromq", Scheme: "zmq", Port: 5555},
-	"python-grpc": {Service: "python-grpc", Scheme: "grpc", Port: 50051},
-}
-
-func endpointFor(target string) (endpoint, error) {
-	e, ok := endpoints[target]
-	if !ok {
-		return endpoint{}, fmt.Errorf("no compose service for target %q", target)
+// endpointFor resolves a run's target: the scenario's own server, or a reference target from the
+// registry (whose ports are the servers' defaults, which the generated compose file keeps).
+func endpointFor(r scenario.Run) (endpoint, error) {
+	if r.Custom != nil {
+		return endpoint{Service: r.Custom.Name, Scheme: r.Custom.Protocol, Port: r.Custom.Port}, nil
 	}
-	return e, nil
+	t, ok := targets.Lookup(r.Target)
+	if !ok {
+		return endpoint{}, fmt.Errorf("no compose service for target %q", r.Target)
+	}
+	return endpoint{Service: t.Name, Scheme: t.Protocol, Port: t.Port}, nil
 }
 
 func (e endpoint) address() string { return fmt.Sprintf("%s:%d", e.Service, e.Port) }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/protobench/protobench/internal/repo"
 	"os/exec"
 	"path/filepath"
 	"sync/atomic"
@@ -25,7 +26,7 @@ func TestPythonContractMatchesGo(t *testing.T) {
 	if err := servertest.CheckPython(); err != nil {
 		t.Fatal(err)
 	}
-	root, err := servertest.RepoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,13 +9,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/protobench/protobench/internal/repo"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,20 +22,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/protobench/protobench/internal/server/grpcserver"
-	"github.com/protobench/protobench/internal/server/netrpcserver"
-	"github.com/protobench/protobench/internal/server/restserver"
-	"github.com/protobench/protobench/internal/server/zmqserver"
 	"github.com/protobench/protobench/internal/serverkit"
-)
-
-// Server names accepted by Start.
-const (
-	GRPC       = "grpc"
-	REST       = "rest"
-	NetRPC     = "netrpc"
-	ZeroMQ     = "zeromq"
-	PythonGRPC = "python-grpc"
+	"github.com/protobench/protobench/internal/targets"
 )
 
 // Endpoints are the bound addresses of a started server, each host:port.
@@ -63,28 +50,18 @@ func WithMaxPayloadBytes(n int) Option { return func(s *settings) { s.maxPayload
 // environment, so parallel tests do not interfere; the Python server gets it in its environment.
 func WithKnob(env, value string) Option { return func(s *settings) { s.env[env] = value } }
 
-// goSpecs are the in-process servers. A new Go protocol is one more entry.
-var goSpecs = map[string]serverkit.Spec{
-	GRPC:   grpcserver.Spec,
-	REST:   restserver.Spec,
-	NetRPC: netrpcserver.Spec,
-	ZeroMQ: zmqserver.Spec,
-}
-
-// loopbackEnv binds a server's extra listeners to loopback port 0 too.
-var loopbackEnv = map[string]map[string]string{
-	ZeroMQ: {"PROTOBENCH_ZMQ_PULL_LISTEN": "127.0.0.1:0", "PROTOBENCH_ZMQ_PUB_LISTEN": "127.0.0.1:0"},
-}
-
-// Names lists every server Start knows, sorted.
-func Names() []string {
-	names := []string{PythonGRPC}
-	for n := range goSpecs {
-		names = append(names, n)
+// loopbackEnv binds a server's extra listeners (ZeroMQ's PULL and PUB) to loopback port 0 too.
+func loopbackEnv(name string) map[string]string {
+	env := map[string]string{}
+	t, _ := targets.Lookup(name)
+	for _, l := range t.Listeners {
+		env[l.Env] = "127.0.0.1:0"
 	}
-	sort.Strings(names)
-	return names
+	return env
 }
+
+// Names lists every server Start knows: the registry's targets.
+func Names() []string { return targets.Names() }
 
 // Start starts the named server and registers its shutdown with t.Cleanup.
 func Start(t testing.TB, name string, opts ...Option) Endpoints {
@@ -105,7 +82,7 @@ func Start(t testing.TB, name string, opts ...Option) Endpoints {
 		args = append(args, "--max-payload-bytes="+strconv.Itoa(s.maxPayload))
 	}
 	env := map[string]string{}
-	for k, v := range loopbackEnv[name] {
+	for k, v := range loopbackEnv(name) {
 		env[k] = v
 	}
 	for k, v := range s.env {
@@ -126,24 +103,6 @@ func Start(t testing.TB, name string, opts ...Option) Endpoints {
 	})
 	addrs := r.Addrs()
 	return Endpoints{Main: addrs["main"], Metrics: r.MetricsAddr(), Pull: addrs["pull"], Pub: addrs["pub"]}
-}
-
-// RepoRoot finds the module root (the directory holding go.mod) above the working directory.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // PythonInterpreter is the python3 used for the Python server: $PROTOBENCH_PYTHON, else
@@ -215,7 +174,7 @@ func startPython(t testing.TB, s settings) Endpoints {
 	if err := CheckPython(); err != nil {
 		t.Fatalf("servertest: python-grpc server cannot run: %v", err)
 	}
-	root, err := RepoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		t.Fatalf("servertest: %v", err)
 	}

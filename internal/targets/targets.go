@@ -81,6 +81,7 @@ type Caps struct {
 // Target is one server under test.
 type Target struct {
 	Name     string // scenario target, compose service, results and dashboard label
+	GoName   string // its identifier in generated Go code (servertest's server names)
 	Protocol string // GRPC, HTTP, NetRPC or ZMQ
 	About    string // one line for listings
 
@@ -135,7 +136,7 @@ func goServer(t Target) Target {
 // all is the registry, in the order listings use.
 var all = []Target{
 	goServer(Target{
-		Name: "grpc", Protocol: GRPC, About: "Go gRPC (grpc-go)",
+		Name: "grpc", GoName: "GRPC", Protocol: GRPC, About: "Go gRPC (grpc-go)",
 		GoServer: "internal/server/grpcserver", Port: 50051,
 		Methods: append(slices.Clone(unary), contract.MethodEchoStream),
 		Knobs: map[string]Knob{
@@ -145,7 +146,7 @@ var all = []Target{
 		},
 	}),
 	goServer(Target{
-		Name: "rest", Protocol: HTTP, About: "Go net/http REST, HTTP/1.1 and h2c, JSON and protobuf bodies",
+		Name: "rest", GoName: "REST", Protocol: HTTP, About: "Go net/http REST, HTTP/1.1 and h2c, JSON and protobuf bodies",
 		GoServer: "internal/server/restserver", Port: 8080,
 		Methods:      slices.Clone(unary),
 		HTTPVersions: []string{HTTP1, HTTP2},
@@ -156,12 +157,12 @@ var all = []Target{
 		},
 	}),
 	goServer(Target{
-		Name: "netrpc", Protocol: NetRPC, About: "Go net/rpc (gob)",
+		Name: "netrpc", GoName: "NetRPC", Protocol: NetRPC, About: "Go net/rpc (gob)",
 		GoServer: "internal/server/netrpcserver", Port: 4200,
 		Methods: slices.Clone(unary),
 	}),
 	goServer(Target{
-		Name: "zeromq", Protocol: ZMQ, About: "Go on libzmq: ROUTER, PULL and PUB",
+		Name: "zeromq", GoName: "ZeroMQ", Protocol: ZMQ, About: "Go on libzmq: ROUTER, PULL and PUB",
 		GoServer: "internal/server/zmqserver", Port: 5555,
 		Listeners: []Listener{
 			{Name: "pull", Env: "PROTOBENCH_ZMQ_PULL_LISTEN", Port: 5556},
@@ -181,7 +182,7 @@ var all = []Target{
 		},
 	}),
 	{
-		Name: "python-grpc", Protocol: GRPC, About: "Python gRPC (grpcio), sync or asyncio",
+		Name: "python-grpc", GoName: "PythonGRPC", Protocol: GRPC, About: "Python gRPC (grpcio), sync or asyncio",
 		ServerDir: "servers/python-grpc", Image: "python-grpc", Port: 50051,
 		Health:        []string{"python3", "/app/server.py", "--probe"},
 		HealthRetries: 90, // grpcio's import is slow on a capped core

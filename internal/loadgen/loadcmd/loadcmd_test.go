@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/protobench/protobench/internal/repo"
 	"io"
 	"net"
 	"net/http"
@@ -262,7 +263,7 @@ func TestRateNotMetIsFlagged(t *testing.T) {
 // buildServer builds one of the real server binaries.
 func buildServer(t *testing.T, name string) string {
 	t.Helper()
-	root, err := servertest.RepoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
