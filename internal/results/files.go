@@ -65,7 +65,7 @@ func WriteAll(dir string, run any, plan *scenario.Plan, recs []record.Record) er
 		return err
 	}
 	buf.Reset()
-	if err := WriteSummary(&buf, plan, recs); err != nil {
+	if err := writeSummary(&buf, plan, recs, linksOf(run)); err != nil {
 		return err
 	}
 	return writeFile(filepath.Join(dir, SummaryFile), buf.Bytes())

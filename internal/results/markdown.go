@@ -16,7 +16,13 @@ import (
 // intervals and flags, ratios between targets, the knee of swept steps, agreement between tools,
 // and the article's figures beside ours, per run and per core. plan may be nil (records alone).
 func WriteSummary(w io.Writer, plan *scenario.Plan, recs []record.Record) error {
+	return writeSummary(w, plan, recs, Links{})
+}
+
+// writeSummary is WriteSummary with the step rows' links (see Links).
+func writeSummary(w io.Writer, plan *scenario.Plan, recs []record.Record, links Links) error {
 	s := Summarize(plan, recs)
+	s.Links = links
 	var b bytes.Buffer
 	writeHeader(&b, plan, recs)
 	writeResults(&b, s)
@@ -68,8 +74,8 @@ func writeResults(b *bytes.Buffer, s *Summary) {
 	}
 	b.WriteString("Medians over repeats; 95 % intervals of the median by percentile bootstrap " +
 		fmt.Sprintf("(%d resamples, fixed seed). CV is the throughput's coefficient of variation.\n\n", stats.Resamples))
-	b.WriteString("| Step | Target | Tool | Workload | n | Throughput req/s (95 % CI) | CV | p50 ms | p99 ms (95 % CI) | Mean ms | Server CPU % of cap | CPU µs/req | Server mem MiB | Flags |\n")
-	b.WriteString("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| Step | Target | Tool | Workload | n | Throughput req/s (95 % CI) | CV | p50 ms | p99 ms (95 % CI) | Mean ms | Server CPU % of cap | CPU µs/req | Server mem MiB | Flags | Charts |\n")
+	b.WriteString("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
 	for _, g := range s.Groups {
 		n := fmt.Sprint(g.Throughput.N)
 		if g.Failed > 0 {
@@ -83,10 +89,10 @@ func writeResults(b *bytes.Buffer, s *Summary) {
 		if !math.IsNaN(g.ServerCPUPercent) {
 			cpu = fmtNum(g.ServerCPUPercent)
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			g.Step, g.Target, g.Tool, workloadName(g), n, fmtWithCI(g.Throughput), cv,
 			fmtNum(g.P50Ms), fmtWithCI(g.P99), fmtNum(g.MeanMs), cpu,
-			fmtNum(g.CPUMicrosPerRequest), fmtMiB(g.ServerMemMaxBytes), fmtFlags(g))
+			fmtNum(g.CPUMicrosPerRequest), fmtMiB(g.ServerMemMaxBytes), fmtFlags(g), s.Links.stepLinks(g))
 	}
 	b.WriteString("\n")
 }
@@ -228,4 +234,14 @@ func orDash(s string) string {
 		return "—"
 	}
 	return s
+}
+
+// FlagLegend lists every validity flag with what it means, in the order flags print, for
+// reports that show the legend beside their charts.
+func FlagLegend() [][2]string {
+	out := make([][2]string, len(flagMeanings))
+	for i, fm := range flagMeanings {
+		out[i] = [2]string{fm.flag, fm.meaning}
+	}
+	return out
 }

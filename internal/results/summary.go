@@ -28,6 +28,8 @@ type Summary struct {
 	Topologies []TopologyRow
 	Sweeps     []TopologySweep
 	Cells      []CellTable
+	// Links is where step rows point; the zero value links to report.html only.
+	Links Links
 }
 
 // Group is the repeats of one step variant on one target with one tool.

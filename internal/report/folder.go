@@ -1,0 +1,199 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/protobench/protobench/internal/record"
+	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/scenario"
+)
+
+// RunInfo is the part of run.json the reports show. It mirrors the runner's RunInfo by JSON
+// name rather than importing it, because the runner calls this package at the end of a run.
+type RunInfo struct {
+	RunID          string     `json:"run_id"`
+	Scenario       string     `json:"scenario"`
+	ScenarioSHA256 string     `json:"scenario_sha256"`
+	Command        []string   `json:"command"`
+	Quick          bool       `json:"quick"`
+	Started        time.Time  `json:"started"`
+	Finished       *time.Time `json:"finished,omitempty"`
+	Host           struct {
+		Hostname       string `json:"hostname"`
+		CPUModel       string `json:"cpu_model"`
+		Cores          int    `json:"cores"`
+		MemoryBytes    int64  `json:"memory_bytes"`
+		Kernel         string `json:"kernel"`
+		OS             string `json:"os"`
+		CgroupVersion  int    `json:"cgroup_version"`
+		DockerVersion  string `json:"docker_version"`
+		ComposeVersion string `json:"compose_version"`
+		GitCommit      string `json:"git_commit"`
+		GitDirty       bool   `json:"git_dirty"`
+		GoVersion      string `json:"go_version"`
+	} `json:"host"`
+	ComposeVersion string `json:"compose_version"`
+	Images         []struct {
+		Name    string `json:"name"`
+		Ref     string `json:"ref"`
+		ID      string `json:"id"`
+		Source  string `json:"source"`
+		Variant string `json:"variant"`
+		Note    string `json:"note"`
+	} `json:"images"`
+	Layout        scenario.Layout `json:"cpu_layout"`
+	Notes         []string        `json:"notes"`
+	PrometheusURL string          `json:"prometheus_url"`
+	GrafanaURL    string          `json:"grafana_url"`
+}
+
+// Folder is one results folder read back: what every report and comparison starts from.
+type Folder struct {
+	Dir     string
+	Run     RunInfo
+	Records []record.Record
+	// Plan is rebuilt from scenario.yaml with run.json's options; nil when the scenario file is
+	// missing or no longer parses, in which case the charts work from the records alone.
+	Plan     *scenario.Plan
+	PlanErr  error
+	Summary  *results.Summary
+	RawFiles []string // every file under raw/, relative to Dir, sorted
+	// PerRun holds what raw/ says about each record beyond its summary, by record index.
+	PerRun []RunDetail
+}
+
+// RunDetail is what the raw files add to one record: per-second figures and the latency spectrum.
+type RunDetail struct {
+	Seconds     []Second   // empty when the tool recorded none
+	Spectrum    []Quantile // empty when the tool recorded none
+	SecondsFrom string     // raw file the per-second figures came from
+}
+
+// Second is one second of a run as the load generator recorded it.
+type Second struct {
+	T             float64 // end of the interval, seconds since the measured window began
+	ThroughputRPS float64
+	P50Ms, P99Ms  float64
+	Errors        int64
+}
+
+// Quantile is one point of a latency spectrum: the percentile (0–100) and its latency.
+type Quantile struct {
+	Percentile float64
+	ValueMs    float64
+}
+
+// Load reads a results folder. run.json and results.json must exist; everything else is
+// optional, because an interrupted run leaves a folder that is still worth a report.
+func Load(dir string) (*Folder, error) {
+	f := &Folder{Dir: dir}
+	runPath := filepath.Join(dir, results.RunFile)
+	data, err := os.ReadFile(runPath)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	if err := json.Unmarshal(data, &f.Run); err != nil {
+		return nil, fmt.Errorf("report: %s: %w", runPath, err)
+	}
+	f.Records, err = results.Load(dir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("report: %w", err)
+		}
+		// A run interrupted before its first measurement still gets a report that says so.
+		f.Records = nil
+	}
+	f.Plan, f.PlanErr = plan(dir, f.Run)
+	f.Summary = results.Summarize(f.Plan, f.Records)
+	f.RawFiles = rawFiles(dir)
+	f.PerRun = make([]RunDetail, len(f.Records))
+	for i, r := range f.Records {
+		f.PerRun[i] = readDetail(dir, r)
+	}
+	return f, nil
+}
+
+// plan rebuilds the plan the run used, as `protobench report` does, so the summary groups and
+// the published figures come out the same as in summary.md.
+func plan(dir string, run RunInfo) (*scenario.Plan, error) {
+	sc, err := scenario.Load(filepath.Join(dir, results.ScenarioFile))
+	if err != nil {
+		return nil, err
+	}
+	cores := run.Layout.Cores
+	if cores <= 0 {
+		cores = run.Host.Cores
+	}
+	return sc.Plan(scenario.PlanOptions{Quick: run.Quick, Cores: cores})
+}
+
+func rawFiles(dir string) []string {
+	var out []string
+	root := filepath.Join(dir, "raw")
+	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if rel, err := filepath.Rel(dir, path); err == nil {
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
+// rawResult is the part of a raw JSON file the report reads: our generator's result file holds
+// "series" and "latency_spectrum"; a per-second file holds "seconds" or "points".
+type rawResult struct {
+	Series []struct {
+		T             float64 `json:"t_s"`
+		ThroughputRPS float64 `json:"throughput_rps"`
+		P50Ms         float64 `json:"p50_ms"`
+		P99Ms         float64 `json:"p99_ms"`
+		Errors        int64   `json:"errors"`
+	} `json:"series"`
+	Spectrum []struct {
+		Percentile float64 `json:"percentile"`
+		ValueMs    float64 `json:"value_ms"`
+	} `json:"latency_spectrum"`
+}
+
+// readDetail looks through a record's raw files for per-second figures and a spectrum. Files
+// that do not hold them (a tool's stdout, another tool's JSON) are skipped, not errors.
+func readDetail(dir string, r record.Record) RunDetail {
+	var d RunDetail
+	for _, name := range r.RawFiles {
+		if !strings.HasSuffix(name, ".json") || strings.Contains(filepath.Base(name), ".warmup") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil {
+			continue
+		}
+		var raw rawResult
+		if json.Unmarshal(data, &raw) != nil {
+			continue
+		}
+		if len(d.Seconds) == 0 && len(raw.Series) > 0 {
+			for _, s := range raw.Series {
+				d.Seconds = append(d.Seconds, Second{T: s.T, ThroughputRPS: s.ThroughputRPS, P50Ms: s.P50Ms, P99Ms: s.P99Ms, Errors: s.Errors})
+			}
+			d.SecondsFrom = name
+		}
+		if len(d.Spectrum) == 0 && len(raw.Spectrum) > 0 {
+			for _, q := range raw.Spectrum {
+				d.Spectrum = append(d.Spectrum, Quantile{Percentile: q.Percentile, ValueMs: q.ValueMs})
+			}
+		}
+	}
+	return d
+}

@@ -1,0 +1,200 @@
+// Package reporttest builds results folders from the Go types, in the layout the runner writes,
+// for the report and compare tests: small, varied, and without committing large fixtures.
+package reporttest
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/protobench/protobench/internal/record"
+	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/scenario"
+)
+
+// Scenario is the scenario every generated folder ran: a plain step with a published figure, a
+// step measured by a tool without per-second data, and a matrix over connections.
+const Scenario = `name: reporttest
+description: two targets, a plain step, a cross-check and a connection sweep
+published:
+  title: An article
+  hardware:
+    description: one laptop
+    cores: 4
+  method: a closed loop
+  figures:
+    - name: grpc-qps
+      measures: gRPC GetUser requests per second
+      value: 12000
+      unit: req/s
+      metric: throughput_rps
+      step: getuser
+      target: grpc
+    - name: cited
+      measures: a figure we do not measure
+      value: 3
+      unit: ms
+steps:
+  - name: getuser
+    description: GetUser at 8 connections
+    targets: [grpc, rest]
+    tools: [protobench]
+    method: GetUser
+    connections: 8
+    concurrency: 1
+    baseline: rest
+    repeats: 3
+    warmup: 1s
+    duration: 5s
+  - name: crosscheck
+    description: the same through wrk
+    targets: [rest]
+    tools: [wrk]
+    method: GetUser
+    connections: 8
+    concurrency: 1
+    repeats: 1
+    warmup: 1s
+    duration: 5s
+  - name: sweep
+    description: GetUser over 4, 16 and 64 connections
+    targets: [grpc, rest]
+    tools: [protobench]
+    method: GetUser
+    concurrency: 1
+    repeats: 3
+    warmup: 1s
+    duration: 5s
+    matrix:
+      connections: [4, 16, 64]
+`
+
+// Options shape a generated folder.
+type Options struct {
+	// Speed multiplies every throughput (and divides latency), so that two folders differ.
+	Speed float64
+	// Jitter is the relative spread between repeats (0.02 = ±2 %).
+	Jitter float64
+	// Interrupted leaves run.json without a finish time and drops the last runs.
+	Interrupted bool
+	// ScenarioText replaces Scenario (e.g. to make a folder of another scenario).
+	ScenarioText string
+}
+
+// Folder writes a results folder under t.TempDir() and returns its path.
+func Folder(t testing.TB, opts Options) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "results")
+	if err := Write(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Write writes a results folder at dir.
+func Write(dir string, opts Options) error {
+	if opts.Speed == 0 {
+		opts.Speed = 1
+	}
+	text := opts.ScenarioText
+	if text == "" {
+		text = Scenario
+	}
+	sc, err := scenario.Parse("scenario.yaml", []byte(text))
+	if err != nil {
+		return err
+	}
+	plan, err := sc.Plan(scenario.PlanOptions{Cores: 2})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "raw"), 0o755); err != nil {
+		return err
+	}
+	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	runs := plan.Runs
+	if opts.Interrupted {
+		runs = runs[:len(runs)-3]
+	}
+	var recs []record.Record
+	for i, r := range runs {
+		rec := results.FromRun(plan, r)
+		wobble := 1 + opts.Jitter*math.Sin(float64(7*i+3))
+		base := 20000.0
+		if r.Target == "rest" {
+			base = 15000
+		}
+		// Throughput rises with connections up to a plateau; latency follows Little's law.
+		inFlight := float64(r.Connections * r.Concurrency)
+		rec.ThroughputRPS = base * opts.Speed * wobble * inFlight / (inFlight + 4)
+		rec.DurationS = r.Duration.Seconds()
+		rec.Requests = int64(rec.ThroughputRPS * rec.DurationS)
+		meanMs := 1000 * inFlight / rec.ThroughputRPS
+		rec.LatencyMs = record.Latency{Mean: meanMs, P50: meanMs * 0.9, P90: meanMs * 1.6, P99: meanMs * 3, P999: meanMs * 6, Max: meanMs * 12}
+		rec.ServerCPUSeconds = rec.DurationS * 0.95
+		rec.ServerCPUPercentOfCap = 95
+		rec.ClientCPUPercentOfCap = 40
+		rec.CPUMicrosPerRequest = 1e6 * rec.ServerCPUSeconds / float64(rec.Requests)
+		rec.StartUnix = float64(start.Add(time.Duration(i)*10*time.Second).UnixNano()) / 1e9
+		rec.EndUnix = rec.StartUnix + rec.DurationS
+		raw := filepath.Join("raw", fmt.Sprintf("%s.%s.stdout", r.ID, r.Tool))
+		if err := os.WriteFile(filepath.Join(dir, raw), []byte("tool output\n"), 0o644); err != nil {
+			return err
+		}
+		rec.RawFiles = append(rec.RawFiles, raw)
+		if r.Tool == "protobench" {
+			name := filepath.Join("raw", r.ID+".json")
+			if err := writeJSON(filepath.Join(dir, name), generatorResult(rec)); err != nil {
+				return err
+			}
+			rec.RawFiles = append(rec.RawFiles, name)
+		}
+		recs = append(recs, rec)
+	}
+	run := map[string]any{
+		"run_id": "20261123T120000Z-" + sc.Name, "scenario": sc.Name, "scenario_sha256": sc.Hash(),
+		"command": []string{"protobench", "run", sc.Name}, "quick": false, "started": start,
+		"host": map[string]any{"hostname": "test", "cpu_model": "Test CPU", "cores": 2, "memory_bytes": 8 << 30,
+			"kernel": "6.1.0", "os": "Debian GNU/Linux 12 (bookworm)", "cgroup_version": 1,
+			"docker_version": "20.10.24", "compose_version": "1.29.2", "git_commit": "0123456789abcdef", "go_version": "go1.26"},
+		"compose_version": "1.29.2",
+		"images":          []map[string]any{{"name": "protobench", "ref": "protobench/protobench:abc", "id": "sha256:0123456789abcdef0123", "source": "built"}},
+		"cpu_layout":      plan.Layout,
+		"notes":           []string{},
+	}
+	if !opts.Interrupted {
+		run["finished"] = start.Add(time.Hour)
+	}
+	return results.WriteAll(dir, run, plan, recs)
+}
+
+// generatorResult is the part of our generator's result file the report reads: per-second
+// figures with a warm-up drift in the first seconds, and a percentile spectrum.
+func generatorResult(rec record.Record) map[string]any {
+	var series []map[string]any
+	for s := 1; s <= int(rec.DurationS); s++ {
+		f := 1.0
+		if s == 1 {
+			f = 0.8
+		}
+		series = append(series, map[string]any{"t_s": float64(s), "requests": int64(rec.ThroughputRPS * f),
+			"throughput_rps": rec.ThroughputRPS * f, "p50_ms": rec.LatencyMs.P50, "p99_ms": rec.LatencyMs.P99 / f, "errors": 0})
+	}
+	var spectrum []map[string]any
+	for _, q := range []struct{ p, m float64 }{{0, 0.2}, {50, 0.9}, {75, 1.2}, {90, 1.6}, {99, 3}, {99.9, 6}, {99.99, 9}, {100, 12}} {
+		spectrum = append(spectrum, map[string]any{"percentile": q.p, "value_ms": rec.LatencyMs.Mean * q.m, "total_count": rec.Requests})
+	}
+	return map[string]any{"throughput_rps": rec.ThroughputRPS, "series": series, "latency_spectrum": spectrum}
+}
+
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
