@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"github.com/protobench/protobench/internal/repo"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
