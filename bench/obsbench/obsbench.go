@@ -1,0 +1,427 @@
+// Package obsbench is `protobench bench-observability`: what watching a benchmark costs. It runs one
+// step (the gRPC server on its own core, protobench's generator on another) again and again, with
+// the observability stack working and with it paused, interleaved, and prints the throughput and
+// p99 cost with 95 % intervals, and the cores the stack itself used.
+//
+// The stack is the one a run uses, with the same settings: Prometheus scraping every target every
+// second (the server's and the generator's /metrics, cAdvisor, node-exporter), cAdvisor with
+// 1 s housekeeping and the compose file's metric set, node-exporter; all from the images
+// `protobench images build` made, on the host network, pinned to the observability cores. "Off"
+// trials pause its containers (docker pause freezes them: no scrape, no housekeeping), so both
+// arms run against the same server process and the same page cache, and switching costs a second.
+// Trials alternate on/off and off/on from repeat to repeat, so drift over minutes favours neither.
+package obsbench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/protobench/protobench/internal/images"
+	"github.com/protobench/protobench/internal/repo"
+	"github.com/protobench/protobench/internal/stats"
+)
+
+// Budget is the most the stack may cost, in percent of throughput or of p99 (issue 13).
+const Budget = 3.0
+
+type options struct {
+	duration, warmup, settle time.Duration
+	repeats                  int
+	connections              int
+	serverCore, clientCore   int
+	obsCPUs                  string
+	scrapeInterval           string
+	housekeeping             string
+	outDir                   string
+	keep                     bool
+}
+
+// Command runs `protobench bench-observability` and returns the exit code: 0 when it ran (whatever
+// the cost), 1 when something failed, 2 for bad flags.
+func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, "protobench bench-observability:", err)
+		return 2
+	}
+	if err := run(ctx, o, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "protobench bench-observability:", err)
+		return 1
+	}
+	return 0
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("bench-observability", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.DurationVar(&o.duration, "duration", 30*time.Second, "measured length of each trial")
+	fs.DurationVar(&o.warmup, "warmup", 3*time.Second, "generator warm-up before each trial's window (not measured)")
+	fs.DurationVar(&o.settle, "settle", 2*time.Second, "pause after switching the stack on or off, before the trial")
+	fs.IntVar(&o.repeats, "repeats", 5, "trials per arm (stack on, stack off), interleaved")
+	fs.IntVar(&o.connections, "connections", 16, "generator connections (one request in flight each)")
+	fs.IntVar(&o.serverCore, "server-core", 0, "core the server is pinned to")
+	fs.IntVar(&o.clientCore, "client-core", 1, "core the generator is pinned to")
+	fs.StringVar(&o.obsCPUs, "obs-cpus", "", "cpuset of the observability containers (default: every core but the server's and the client's; unpinned when there is none)")
+	fs.StringVar(&o.scrapeInterval, "scrape-interval", "1s", "Prometheus scrape interval (the stack's is 1s)")
+	fs.StringVar(&o.housekeeping, "housekeeping", "1s", "cAdvisor housekeeping interval (the stack's is 1s)")
+	fs.StringVar(&o.outDir, "out", "", "folder for the raw results (default: a new temporary folder)")
+	fs.BoolVar(&o.keep, "keep", false, "leave the stack's containers running at the end (for a look at Prometheus)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case o.repeats < 1:
+		return o, fmt.Errorf("--repeats %d: want at least 1 (3 or more for an interval)", o.repeats)
+	case o.duration < time.Second:
+		return o, fmt.Errorf("--duration %s: want at least 1s", o.duration)
+	case o.serverCore == o.clientCore:
+		return o, fmt.Errorf("--server-core and --client-core are both %d: the server and the generator need a core each", o.serverCore)
+	case o.connections < 1:
+		return o, fmt.Errorf("--connections %d: want at least 1", o.connections)
+	}
+	for _, d := range []struct{ flag, v string }{{"--scrape-interval", o.scrapeInterval}, {"--housekeeping", o.housekeeping}} {
+		if v, err := time.ParseDuration(d.v); err != nil || v <= 0 {
+			return o, fmt.Errorf("%s %q: want a positive duration such as 1s", d.flag, d.v)
+		}
+	}
+	return o, nil
+}
+
+// trial is one measured run of the step.
+type trial struct {
+	Repeat   int                `json:"repeat"`
+	StackOn  bool               `json:"stack_on"`
+	RPS      float64            `json:"throughput_rps"`
+	P99Ms    float64            `json:"p99_ms"`
+	Requests int64              `json:"requests"`
+	Errors   int64              `json:"errors"`
+	Seconds  float64            `json:"seconds"`
+	Cores    map[string]float64 `json:"stack_cores,omitempty"` // per container, stack-on trials only
+}
+
+func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
+	for _, bin := range []string{"taskset", "docker", "go"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			return fmt.Errorf("%s not found: it is needed to pin, build and run the step", bin)
+		}
+	}
+	root, err := repo.Root()
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if o.outDir == "" {
+		if o.outDir, err = os.MkdirTemp("", "protobench-obsbench-"); err != nil {
+			return err
+		}
+	} else if err := os.MkdirAll(o.outDir, 0o755); err != nil {
+		return err
+	}
+	if o.obsCPUs == "" {
+		o.obsCPUs = otherCores(o.serverCore, o.clientCore)
+	}
+	fmt.Fprintf(stdout, "bench-observability: server on core %d, generator on core %d, stack on cpus %q; %d x %s per arm; raw files in %s\n",
+		o.serverCore, o.clientCore, orUnpinned(o.obsCPUs), o.repeats, o.duration, o.outDir)
+	if o.obsCPUs == "" {
+		fmt.Fprintln(stdout, "bench-observability: warning: no core left for the stack, which then competes with the step: the cost measured here is an upper bound")
+	}
+
+	srv, err := startServer(ctx, root, o)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+
+	set, err := images.Ensure(ctx, images.Options{RepoRoot: root, Only: []string{images.Prometheus, images.Cadvisor, images.NodeExporter}})
+	if err != nil {
+		return fmt.Errorf("images: %w", err)
+	}
+	loadMetrics, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	st, err := startStack(ctx, o, set, srv.metrics, loadMetrics)
+	if err != nil {
+		return err
+	}
+	if !o.keep {
+		defer st.remove()
+	}
+	fmt.Fprintf(stdout, "bench-observability: stack up (Prometheus at http://%s)\n", st.promAddr)
+
+	var trials []trial
+	for rep := 0; rep < o.repeats; rep++ {
+		order := []bool{true, false}
+		if rep%2 == 1 {
+			order = []bool{false, true}
+		}
+		for _, on := range order {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err := st.set(ctx, on); err != nil {
+				return err
+			}
+			time.Sleep(o.settle)
+			before := st.cpu()
+			tr, err := runLoad(ctx, self, o, srv.addr, loadMetrics, filepath.Join(o.outDir, fmt.Sprintf("r%d-%s.json", rep, onOff(on))))
+			if err != nil {
+				return err
+			}
+			tr.Repeat, tr.StackOn = rep, on
+			if on {
+				tr.Cores = map[string]float64{}
+				after := st.cpu()
+				for name, ns := range after {
+					tr.Cores[name] = float64(ns-before[name]) / 1e9 / tr.Seconds
+				}
+			}
+			fmt.Fprintf(stdout, "  repeat %d stack %-3s  %10.0f req/s  p99 %7.3f ms  errors %d\n", rep, onOff(on), tr.RPS, tr.P99Ms, tr.Errors)
+			trials = append(trials, tr)
+		}
+	}
+	if err := st.set(ctx, true); err != nil {
+		fmt.Fprintln(stderr, "bench-observability: warning:", err)
+	}
+	b, _ := json.MarshalIndent(trials, "", "  ")
+	if err := os.WriteFile(filepath.Join(o.outDir, "trials.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	report(stdout, trials)
+	return nil
+}
+
+// report prints the cost of the stack in throughput and p99 with 95 % intervals (median ratios,
+// percentile bootstrap) and the cores its containers used.
+func report(w io.Writer, trials []trial) {
+	var onRPS, offRPS, onP99, offP99 []float64
+	cores := map[string][]float64{}
+	for _, t := range trials {
+		if t.StackOn {
+			onRPS, onP99 = append(onRPS, t.RPS), append(onP99, t.P99Ms)
+			total := 0.0
+			for name, c := range t.Cores {
+				cores[name] = append(cores[name], c)
+				total += c
+			}
+			cores["total"] = append(cores["total"], total)
+		} else {
+			offRPS, offP99 = append(offRPS, t.RPS), append(offP99, t.P99Ms)
+		}
+	}
+	rpsRatio, rpsCI := stats.Ratio(onRPS, offRPS, 0.95)
+	p99Ratio, p99CI := stats.Ratio(onP99, offP99, 0.95)
+	// Throughput lost is 1 - on/off; p99 added is on/off - 1: both positive when watching costs.
+	rpsCost, rpsLo, rpsHi := 100*(1-rpsRatio), 100*(1-rpsCI.Hi), 100*(1-rpsCI.Lo)
+	p99Cost, p99Lo, p99Hi := 100*(p99Ratio-1), 100*(p99CI.Lo-1), 100*(p99CI.Hi-1)
+
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\tstack on (median)\tstack off (median)\tcost\t95 % interval\tverdict")
+	fmt.Fprintf(tw, "throughput\t%.0f req/s\t%.0f req/s\t%+.2f %%\t%s\t%s\n", stats.Median(onRPS), stats.Median(offRPS), rpsCost, interval(rpsLo, rpsHi, rpsCI.OK), verdict(rpsCost, rpsHi, rpsCI.OK))
+	fmt.Fprintf(tw, "p99 latency\t%.3f ms\t%.3f ms\t%+.2f %%\t%s\t%s\n", stats.Median(onP99), stats.Median(offP99), p99Cost, interval(p99Lo, p99Hi, p99CI.OK), verdict(p99Cost, p99Hi, p99CI.OK))
+	tw.Flush()
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "cores the stack used while on (mean over trials):")
+	for _, name := range []string{"prometheus", "cadvisor", "node-exporter", "total"} {
+		if len(cores[name]) > 0 {
+			fmt.Fprintf(w, "  %-14s %.3f\n", name, stats.Mean(cores[name]))
+		}
+	}
+	fmt.Fprintf(w, "\ncost = 1 - on/off for throughput and on/off - 1 for p99, from the medians of %d trials per arm; budget %.0f %%.\n", len(onRPS), Budget)
+}
+
+func interval(lo, hi float64, ok bool) string {
+	if !ok {
+		return "n/a (need 2+ trials per arm)"
+	}
+	return fmt.Sprintf("[%+.2f, %+.2f] %%", lo, hi)
+}
+
+// verdict compares the cost with the budget: within it only when the whole interval is.
+func verdict(cost, hi float64, ok bool) string {
+	switch {
+	case !ok:
+		return "no interval"
+	case hi < Budget:
+		return fmt.Sprintf("under %.0f %%", Budget)
+	case cost >= Budget:
+		return fmt.Sprintf("OVER %.0f %%", Budget)
+	}
+	return fmt.Sprintf("not shown under %.0f %% (interval reaches it)", Budget)
+}
+
+func onOff(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
+}
+
+func orUnpinned(s string) string {
+	if s == "" {
+		return "unpinned"
+	}
+	return s
+}
+
+// otherCores is every online core but the two given, as a cpuset list; empty when none is left.
+func otherCores(a, b int) string {
+	n := numCPU()
+	var out []string
+	for c := 0; c < n; c++ {
+		if c != a && c != b {
+			out = append(out, strconv.Itoa(c))
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// server is the gRPC reference server, built from ./servers/grpc and pinned to its core.
+type server struct {
+	cmd           *exec.Cmd
+	exited        chan struct{}
+	addr, metrics string
+}
+
+func startServer(ctx context.Context, root string, o options) (*server, error) {
+	bin := filepath.Join(o.outDir, "protobench-grpc-server")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./servers/grpc")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go build ./servers/grpc: %v\n%s", err, out)
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	metrics, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	s := &server{addr: addr, metrics: metrics, exited: make(chan struct{})}
+	s.cmd = exec.Command("taskset", "-c", strconv.Itoa(o.serverCore), bin, "--listen", addr, "--metrics-listen", metrics)
+	s.cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	logPath := filepath.Join(o.outDir, "server.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
+	if err := s.cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	go func() {
+		_ = s.cmd.Wait()
+		logFile.Close()
+		close(s.exited)
+	}()
+	if err := waitHTTP(ctx, "http://"+metrics+"/healthz", 20*time.Second); err != nil {
+		s.stop()
+		return nil, fmt.Errorf("gRPC server not healthy (log: %s): %w", logPath, err)
+	}
+	return s, nil
+}
+
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(5 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	}
+}
+
+func waitHTTP(ctx context.Context, url string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not answer 200 within %s (last error: %v)", url, timeout, err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// runLoad runs protobench's generator (this binary's `load`) on the client core, serving its live
+// metrics where Prometheus scrapes them, and reads its JSON result.
+func runLoad(ctx context.Context, self string, o options, target, metrics, out string) (trial, error) {
+	cmd := exec.CommandContext(ctx, "taskset", "-c", strconv.Itoa(o.clientCore), self, "load",
+		"--target", "grpc://"+target, "--method", "GetUser", "--connections", strconv.Itoa(o.connections), "--concurrency", "1",
+		"--duration", o.duration.String(), "--warmup", o.warmup.String(), "--out", out, "--progress", "off",
+		"--metrics-listen", metrics, "--label", "scenario=bench-observability")
+	cmd.Stdout = io.Discard
+	stderr, err := os.Create(out + ".stderr")
+	if err != nil {
+		return trial{}, err
+	}
+	defer stderr.Close()
+	cmd.Stderr = stderr
+	if err := cmd.Run(); err != nil {
+		return trial{}, fmt.Errorf("protobench load: %v (see %s.stderr)", err, out)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		return trial{}, err
+	}
+	var r struct {
+		ThroughputRPS float64 `json:"throughput_rps"`
+		Requests      int64   `json:"requests"`
+		Errors        int64   `json:"errors"`
+		DurationS     float64 `json:"duration_s"`
+		LatencyMs     struct {
+			P99 float64 `json:"p99"`
+		} `json:"latency_ms"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return trial{}, fmt.Errorf("%s: %w", out, err)
+	}
+	if r.ThroughputRPS <= 0 || r.DurationS <= 0 || math.IsNaN(r.LatencyMs.P99) {
+		return trial{}, fmt.Errorf("%s: no measurement (throughput %.1f over %.1f s)", out, r.ThroughputRPS, r.DurationS)
+	}
+	return trial{RPS: r.ThroughputRPS, P99Ms: r.LatencyMs.P99, Requests: r.Requests, Errors: r.Errors, Seconds: r.DurationS}, nil
+}

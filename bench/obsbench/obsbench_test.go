@@ -1,0 +1,56 @@
+package obsbench
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestFlagsRejectBadInput(t *testing.T) {
+	cases := map[string][]string{
+		"--repeats":         {"--repeats", "0"},
+		"are both 1":        {"--server-core", "1", "--client-core", "1"},
+		"--scrape-interval": {"--scrape-interval", "often"},
+		"--housekeeping":    {"--housekeeping", "-1s"},
+		"--duration":        {"--duration", "10ms"},
+		"unexpected":        {"extra"},
+	}
+	for want, args := range cases {
+		_, err := parseFlags(args, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: error %v, want one naming %q", args, err, want)
+		}
+	}
+	if _, err := parseFlags([]string{"--repeats", "3", "--duration", "5s"}, io.Discard); err != nil {
+		t.Errorf("valid flags refused: %v", err)
+	}
+}
+
+// TestReportSignsAndVerdicts: a stack that lowers throughput by ~10 % and raises p99 by ~10 % is
+// reported as a positive cost over the budget; identical arms as no cost, under it.
+func TestReportSignsAndVerdicts(t *testing.T) {
+	var slow, same []trial
+	for i := 0; i < 5; i++ {
+		jitter := float64(i) * 0.001
+		slow = append(slow,
+			trial{StackOn: true, RPS: 9000 * (1 + jitter), P99Ms: 1.1 * (1 + jitter), Cores: map[string]float64{"prometheus": 0.02, "cadvisor": 0.05}},
+			trial{StackOn: false, RPS: 10000 * (1 + jitter), P99Ms: 1.0 * (1 + jitter)})
+		same = append(same,
+			trial{StackOn: true, RPS: 10000 * (1 + jitter), P99Ms: 1.0 * (1 + jitter)},
+			trial{StackOn: false, RPS: 10000 * (1 + jitter), P99Ms: 1.0 * (1 + jitter)})
+	}
+	var b bytes.Buffer
+	report(&b, slow)
+	out := b.String()
+	for _, want := range []string{"+10.00 %", "+10.00 %", "OVER 3 %", "cadvisor       0.050", "total          0.070"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report of a 10 %% cost lacks %q:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	report(&b, same)
+	if out := b.String(); strings.Contains(out, "OVER") || !strings.Contains(out, "under 3 %") {
+		t.Errorf("report of equal arms:\n%s", out)
+	}
+}

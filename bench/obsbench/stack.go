@@ -1,0 +1,205 @@
+package obsbench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/protobench/protobench/internal/images"
+)
+
+// stack is the observability containers of one benchmark, on the host network so that Prometheus
+// reaches the native server and generator at 127.0.0.1. Every container carries the label
+// protobench.obsbench=<this process's pid>, by which they are removed.
+type stack struct {
+	promAddr   string
+	containers map[string]string // name -> container id
+	label      string
+}
+
+func startStack(ctx context.Context, o options, set images.Set, serverMetrics, loadMetrics string) (*stack, error) {
+	for _, name := range []string{images.Prometheus, images.Cadvisor, images.NodeExporter} {
+		if !set.Available(name) {
+			return nil, fmt.Errorf("image %s is unavailable (%s): run `protobench images build %s`", name, set[name].Note, name)
+		}
+	}
+	var addrs [3]string
+	for i := range addrs {
+		a, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		addrs[i] = a
+	}
+	promAddr, cadvisorAddr, nodeAddr := addrs[0], addrs[1], addrs[2]
+	_, cadvisorPort, _ := strings.Cut(cadvisorAddr, ":")
+	st := &stack{promAddr: promAddr, containers: map[string]string{}, label: "protobench.obsbench=" + strconv.Itoa(os.Getpid())}
+
+	// The same scrape set as compose/prometheus/prometheus.yml, every target at the same interval.
+	config := fmt.Sprintf(`global:
+  scrape_interval: %[1]s
+  scrape_timeout: %[1]s
+  evaluation_interval: %[1]s
+scrape_configs:
+  - job_name: prometheus
+    static_configs: [{targets: [%[2]q]}]
+  - job_name: cadvisor
+    honor_timestamps: false
+    static_configs: [{targets: [%[3]q]}]
+  - job_name: node-exporter
+    static_configs: [{targets: [%[4]q]}]
+  - job_name: servers
+    static_configs: [{targets: [%[5]q], labels: {target: grpc}}]
+  - job_name: loadgen
+    honor_labels: true
+    static_configs: [{targets: [%[6]q]}]
+`, o.scrapeInterval, promAddr, cadvisorAddr, nodeAddr, serverMetrics, loadMetrics)
+	configPath := filepath.Join(o.outDir, "prometheus.yml")
+	if err := os.WriteFile(configPath, []byte(config), 0o644); err != nil {
+		return nil, err
+	}
+	absConfig, err := filepath.Abs(configPath)
+	if err != nil {
+		return nil, err
+	}
+	common := []string{"run", "-d", "--network", "host", "--label", st.label}
+	if o.obsCPUs != "" {
+		common = append(common, "--cpuset-cpus", o.obsCPUs)
+	}
+	specs := []struct {
+		name string
+		args []string
+	}{
+		{"prometheus", append(append([]string{}, common...), "-v", absConfig+":/etc/prometheus/prometheus.yml:ro", set[images.Prometheus].Ref,
+			"--config.file=/etc/prometheus/prometheus.yml", "--storage.tsdb.path=/prometheus",
+			"--web.listen-address="+promAddr, "--web.enable-remote-write-receiver")},
+		// The compose file's cAdvisor flags, but for the port and the housekeeping interval.
+		{"cadvisor", append(append([]string{}, common...),
+			"-v", "/:/rootfs:ro", "-v", "/var/run:/var/run:ro", "-v", "/sys:/sys:ro", "-v", "/var/lib/docker/:/var/lib/docker:ro",
+			set[images.Cadvisor].Ref, "--port="+cadvisorPort, "--housekeeping_interval="+o.housekeeping,
+			"--max_housekeeping_interval="+doubled(o.housekeeping), "--allow_dynamic_housekeeping=false", "--docker_only=true",
+			"--store_container_labels=true", "--enable_metrics=cpu,memory,network,diskIO")},
+		{"node-exporter", append(append([]string{}, common...),
+			"-v", "/proc:/host/proc:ro", "-v", "/sys:/host/sys:ro", "-v", "/:/rootfs:ro", set[images.NodeExporter].Ref,
+			"--path.procfs=/host/proc", "--path.sysfs=/host/sys", "--path.rootfs=/rootfs", "--web.listen-address="+nodeAddr)},
+	}
+	for _, sp := range specs {
+		out, err := docker(ctx, sp.args...)
+		if err != nil {
+			st.remove()
+			return nil, fmt.Errorf("start %s: %w", sp.name, err)
+		}
+		st.containers[sp.name] = strings.TrimSpace(out)
+	}
+	for name, url := range map[string]string{"prometheus": "http://" + promAddr + "/-/ready", "cadvisor": "http://" + cadvisorAddr + "/healthz", "node-exporter": "http://" + nodeAddr + "/metrics"} {
+		if err := waitHTTP(ctx, url, 60*time.Second); err != nil {
+			st.remove()
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return st, nil
+}
+
+// doubled is twice a duration given as a string (cAdvisor's max housekeeping interval).
+func doubled(d string) string {
+	v, err := time.ParseDuration(d)
+	if err != nil {
+		return d
+	}
+	return (2 * v).String()
+}
+
+// set runs (on) or freezes (off) every container of the stack.
+func (s *stack) set(ctx context.Context, on bool) error {
+	verb := "pause"
+	if on {
+		verb = "unpause"
+	}
+	for name, id := range s.containers {
+		paused, err := docker(ctx, "inspect", "-f", "{{.State.Paused}}", id)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if (strings.TrimSpace(paused) == "true") == !on {
+			continue
+		}
+		if _, err := docker(ctx, verb, id); err != nil {
+			return fmt.Errorf("%s %s: %w", verb, name, err)
+		}
+	}
+	return nil
+}
+
+// cpu is each container's CPU time so far in nanoseconds, from its cgroup (v1 cpuacct or v2
+// cpu.stat); a container whose cgroup cannot be read is left out.
+func (s *stack) cpu() map[string]int64 {
+	out := map[string]int64{}
+	for name, id := range s.containers {
+		if ns, ok := cgroupCPU(id); ok {
+			out[name] = ns
+		}
+	}
+	return out
+}
+
+func cgroupCPU(id string) (int64, bool) {
+	for _, p := range []string{
+		"/sys/fs/cgroup/cpuacct/docker/" + id + "/cpuacct.usage",
+		"/sys/fs/cgroup/cpu,cpuacct/docker/" + id + "/cpuacct.usage",
+	} {
+		if b, err := os.ReadFile(p); err == nil {
+			if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
+				return v, true
+			}
+		}
+	}
+	for _, p := range []string{
+		"/sys/fs/cgroup/system.slice/docker-" + id + ".scope/cpu.stat",
+		"/sys/fs/cgroup/docker/" + id + "/cpu.stat",
+	} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "usage_usec "); ok {
+				if us, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+					return us * 1000, true
+				}
+			}
+		}
+	}
+	return 0, false
+}
+
+// remove deletes the stack's containers, found by this process's label.
+func (s *stack) remove() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ids, err := docker(ctx, "ps", "-aq", "--filter", "label="+s.label)
+	if err != nil {
+		return
+	}
+	if f := strings.Fields(ids); len(f) > 0 {
+		_, _ = docker(ctx, append([]string{"rm", "-f"}, f...)...)
+	}
+}
+
+func docker(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "docker", args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("docker %s: %v: %s", strings.Join(args[:min(len(args), 2)], " "), err, strings.TrimSpace(errb.String()))
+	}
+	return out.String(), nil
+}
+
+func numCPU() int { return runtime.NumCPU() }
