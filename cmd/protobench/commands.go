@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/protobench/protobench/bench/genbench"
+	"github.com/protobench/protobench/bench/obsbench"
 	"github.com/protobench/protobench/internal/images"
 	"github.com/protobench/protobench/internal/loadgen/loadcmd"
 	"github.com/protobench/protobench/internal/runner"
@@ -16,6 +17,7 @@ func init() {
 	register("load", "our load generator: protobench load --target grpc://host:port ...", loadcmd.Command)
 	register("images", "build or list the container images (pull where a registry answers)", images.Command)
 	register("bench-generators", "compare our generator with ghz, wrk and k6 on pinned cores (natively)", genbench.Command)
+	register("bench-observability", "what the observability stack costs a step: interleaved trials with it on and paused", obsbench.Command)
 	register("down", "stop the stack a --keep-up run left running", runner.DownCommand)
 	register("report", "rewrite summary.md and results.csv of a results folder", runner.ReportCommand)
 }
