@@ -7,7 +7,7 @@
 // command); a test fails when the committed files differ from what the code generates.
 //
 // Queries lists every PromQL expression with the Grafana variables replaced by concrete values, so
-// that internal/promcheck can execute them against a real Prometheus even where Grafana itself cannot
+// that prom.Check can execute them against a real Prometheus even where Grafana itself cannot
 // run.
 package dashboards
 

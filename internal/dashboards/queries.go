@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/protobench/protobench/internal/promcheck"
+	"github.com/protobench/protobench/internal/prom"
 )
 
 // RateInterval is what Queries puts in place of $__rate_interval: four 1 s scrapes plus one, which
@@ -69,10 +69,10 @@ type Query struct {
 
 // Queries returns every PromQL expression in the dashboards, panels, annotations and variables
 // alike, with the variables substituted by Values. See QueriesWith.
-func Queries() []promcheck.Query {
-	var qs []promcheck.Query
+func Queries() []prom.Query {
+	var qs []prom.Query
 	for _, q := range QueriesWith(Values()) {
-		qs = append(qs, promcheck.Query{Name: q.Name, Expr: q.Expr})
+		qs = append(qs, prom.Query{Name: q.Name, Expr: q.Expr})
 	}
 	return qs
 }

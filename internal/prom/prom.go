@@ -1,15 +1,19 @@
-// Package prom is a small client for the Prometheus HTTP query API: the runner uses it to read a
-// step's server CPU, memory and throttling from cAdvisor series after the step has ended.
+// Package prom is protobench's one client for the Prometheus HTTP query API: the runner reads a
+// step's server CPU, memory and throttling from cAdvisor series with it after the step has ended,
+// and Check runs a list of expressions (the dashboards' queries) and reports those that do not
+// parse, fail or return no series.
 package prom
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -30,53 +34,76 @@ type Sample struct {
 	Value  float64
 }
 
+// apiResponse is the envelope of every Prometheus HTTP API answer.
 type apiResponse struct {
 	Status    string `json:"status"`
 	ErrorType string `json:"errorType"`
 	Error     string `json:"error"`
 	Data      struct {
-		ResultType string            `json:"resultType"`
-		Result     []json.RawMessage `json:"result"`
+		ResultType string          `json:"resultType"`
+		Result     json.RawMessage `json:"result"`
 	} `json:"data"`
 }
 
-// Query evaluates expr at time at (zero means now) and returns the instant vector.
-func (c *Client) Query(ctx context.Context, expr string, at time.Time) ([]Sample, error) {
-	v := url.Values{"query": {expr}}
+// unreachableError wraps a failure to ask Prometheus at all, as opposed to an answer that says no.
+type unreachableError struct{ err error }
+
+func (e *unreachableError) Error() string { return e.err.Error() }
+func (e *unreachableError) Unwrap() error { return e.err }
+
+// instant runs one instant query at time at (zero: Prometheus' now) and returns the result's type
+// and raw JSON. POST keeps long expressions out of the URL, which proxies may truncate.
+func (c *Client) instant(ctx context.Context, expr string, at time.Time) (string, json.RawMessage, error) {
+	form := url.Values{"query": {expr}}
 	if !at.IsZero() {
-		v.Set("time", strconv.FormatFloat(float64(at.UnixNano())/1e9, 'f', 3, 64))
+		form.Set("time", strconv.FormatFloat(float64(at.UnixNano())/1e9, 'f', 3, 64))
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+"/api/v1/query?"+v.Encode(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(c.BaseURL, "/")+"/api/v1/query", strings.NewReader(form.Encode()))
 	if err != nil {
-		return nil, err
+		return "", nil, &unreachableError{err}
 	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("prometheus query %q: %w", expr, err)
+		return "", nil, &unreachableError{err}
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return nil, fmt.Errorf("prometheus query %q: %w", expr, err)
+		return "", nil, fmt.Errorf("reading the response: %w", err)
 	}
 	var r apiResponse
 	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, fmt.Errorf("prometheus query %q: HTTP %d, undecodable body: %w", expr, resp.StatusCode, err)
+		return "", nil, fmt.Errorf("HTTP %d, not a Prometheus API response: %.200s", resp.StatusCode, body)
 	}
 	if r.Status != "success" {
-		return nil, fmt.Errorf("prometheus query %q: %s: %s", expr, r.ErrorType, r.Error)
+		return "", nil, &QueryError{Expr: expr, Type: r.ErrorType, Message: r.Error}
 	}
-	switch r.Data.ResultType {
+	return r.Data.ResultType, r.Data.Result, nil
+}
+
+// Query evaluates expr at time at (zero means now) and returns the instant vector (or the scalar
+// as one sample).
+func (c *Client) Query(ctx context.Context, expr string, at time.Time) ([]Sample, error) {
+	resultType, result, err := c.instant(ctx, expr, at)
+	var qe *QueryError
+	if errors.As(err, &qe) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("prometheus query %q: %w", expr, err)
+	}
+	switch resultType {
 	case "vector":
-		out := make([]Sample, 0, len(r.Data.Result))
-		for _, raw := range r.Data.Result {
-			var s struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			}
-			if err := json.Unmarshal(raw, &s); err != nil {
-				return nil, fmt.Errorf("prometheus query %q: %w", expr, err)
-			}
+		var series []struct {
+			Metric map[string]string `json:"metric"`
+			Value  [2]any            `json:"value"`
+		}
+		if err := json.Unmarshal(result, &series); err != nil {
+			return nil, fmt.Errorf("prometheus query %q: %w", expr, err)
+		}
+		out := make([]Sample, 0, len(series))
+		for _, s := range series {
 			f, err := sampleValue(s.Value[1])
 			if err != nil {
 				return nil, fmt.Errorf("prometheus query %q: %w", expr, err)
@@ -86,13 +113,13 @@ func (c *Client) Query(ctx context.Context, expr string, at time.Time) ([]Sample
 		return out, nil
 	case "scalar":
 		var s [2]any
-		if err := json.Unmarshal(r.Data.Result[0], &s); err != nil {
-			return nil, err
+		if err := json.Unmarshal(result, &s); err != nil {
+			return nil, fmt.Errorf("prometheus query %q: %w", expr, err)
 		}
 		f, err := sampleValue(s[1])
 		return []Sample{{Value: f}}, err
 	default:
-		return nil, fmt.Errorf("prometheus query %q: unsupported result type %q", expr, r.Data.ResultType)
+		return nil, fmt.Errorf("prometheus query %q: unsupported result type %q", expr, resultType)
 	}
 }
 

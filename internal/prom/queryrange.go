@@ -60,8 +60,12 @@ func (c *Client) QueryRange(ctx context.Context, expr string, start, end time.Ti
 	if r.Data.ResultType != "matrix" {
 		return nil, fmt.Errorf("prometheus query_range %q: result type %q, want matrix", expr, r.Data.ResultType)
 	}
-	out := make([]RangeSeries, 0, len(r.Data.Result))
-	for _, raw := range r.Data.Result {
+	var series []json.RawMessage
+	if err := json.Unmarshal(r.Data.Result, &series); err != nil {
+		return nil, fmt.Errorf("prometheus query_range %q: %w", expr, err)
+	}
+	out := make([]RangeSeries, 0, len(series))
+	for _, raw := range series {
 		var s struct {
 			Metric map[string]string `json:"metric"`
 			Values [][2]any          `json:"values"`

@@ -1,4 +1,4 @@
-package promcheck_test
+package prom_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/protobench/protobench/internal/dashboards"
-	"github.com/protobench/protobench/internal/promcheck"
+	"github.com/protobench/protobench/internal/prom"
 )
 
 // Debian's packages (apt-get install prometheus prometheus-node-exporter).
@@ -120,24 +120,24 @@ func TestCheckClassifiesQueries(t *testing.T) {
 	url := startPrometheus(t, "")
 	ctx := context.Background()
 	waitFor(t, 30*time.Second, "the first self-scrape", func() bool {
-		return len(promcheck.Check(ctx, url, []promcheck.Query{{Name: "up", Expr: `up{job="prometheus"}`}})) == 0
+		return len(prom.New(url).Check(ctx, []prom.Query{{Name: "up", Expr: `up{job="prometheus"}`}})) == 0
 	})
 	cases := []struct {
 		name string
 		expr string
-		want promcheck.Kind // "" = no problem
+		want prom.Kind // "" = no problem
 	}{
 		{"series", `up{job="prometheus"}`, ""},
 		{"scalar", `1 + 1`, ""},
-		{"unclosed paren", `sum(rate(up[5s])`, promcheck.KindParse},
-		{"unknown function", `nosuchfunc(up)`, promcheck.KindParse},
-		{"absent metric", `protobench_no_such_metric_total`, promcheck.KindEmpty},
-		{"label that is not there", `up{job="no-such-job"}`, promcheck.KindEmpty},
-		{"execution error", `label_replace(up, "x", "$1", "job", "(")`, promcheck.KindError},
+		{"unclosed paren", `sum(rate(up[5s])`, prom.KindParse},
+		{"unknown function", `nosuchfunc(up)`, prom.KindParse},
+		{"absent metric", `protobench_no_such_metric_total`, prom.KindEmpty},
+		{"label that is not there", `up{job="no-such-job"}`, prom.KindEmpty},
+		{"execution error", `label_replace(up, "x", "$1", "job", "(")`, prom.KindError},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			problems := promcheck.Check(ctx, url, []promcheck.Query{{Name: c.name, Expr: c.expr}})
+			problems := prom.New(url).Check(ctx, []prom.Query{{Name: c.name, Expr: c.expr}})
 			switch {
 			case c.want == "" && len(problems) != 0:
 				t.Errorf("want no problem, got %v", problems)
@@ -150,13 +150,13 @@ func TestCheckClassifiesQueries(t *testing.T) {
 
 func TestCheckUnreachablePrometheus(t *testing.T) {
 	addr := freeAddr(t) // nothing listens here any more
-	qs := []promcheck.Query{{Name: "a", Expr: "up"}, {Name: "b", Expr: "up"}, {Name: "c", Expr: "up"}}
-	problems := promcheck.Check(context.Background(), "http://"+addr, qs)
+	qs := []prom.Query{{Name: "a", Expr: "up"}, {Name: "b", Expr: "up"}, {Name: "c", Expr: "up"}}
+	problems := prom.New("http://"+addr).Check(context.Background(), qs)
 	if len(problems) != len(qs) {
 		t.Fatalf("got %d problems, want %d: %v", len(problems), len(qs), problems)
 	}
 	for i, p := range problems {
-		if p.Kind != promcheck.KindError || p.Query.Name != qs[i].Name {
+		if p.Kind != prom.KindError || p.Query.Name != qs[i].Name {
 			t.Errorf("problem %d = %v", i, p)
 		}
 	}
@@ -185,14 +185,14 @@ func TestDashboardQueriesAgainstPrometheus(t *testing.T) {
 	ctx := context.Background()
 	qs := dashboards.Queries()
 
-	problems := promcheck.Check(ctx, url, qs)
-	for _, p := range promcheck.Filter(problems, promcheck.KindParse, promcheck.KindError) {
+	problems := prom.New(url).Check(ctx, qs)
+	for _, p := range prom.Filter(problems, prom.KindParse, prom.KindError) {
 		t.Errorf("%v", p)
 	}
 	if nodeAddr == "" {
 		return
 	}
-	var host []promcheck.Query
+	var host []prom.Query
 	for _, q := range qs {
 		if strings.HasPrefix(q.Name, dashboards.HostUID+" /") {
 			host = append(host, q)
@@ -200,7 +200,7 @@ func TestDashboardQueriesAgainstPrometheus(t *testing.T) {
 	}
 	// Rates need two samples inside the 5 s window: wait for the scrapes to accumulate.
 	deadline := time.Now().Add(60 * time.Second)
-	for last := promcheck.Check(ctx, url, host); len(last) > 0; last = promcheck.Check(ctx, url, host) {
+	for last := prom.New(url).Check(ctx, host); len(last) > 0; last = prom.New(url).Check(ctx, host) {
 		if time.Now().After(deadline) {
 			for _, p := range last {
 				t.Errorf("%v", p)
@@ -215,7 +215,7 @@ func TestDashboardQueriesAgainstPrometheus(t *testing.T) {
 // TestDashboardQueriesAgainstLivePrometheus runs the dashboard queries against a Prometheus that is
 // already running, e.g. the compose stack's during or right after a run:
 //
-//	PROTOBENCH_PROM_URL=http://127.0.0.1:9090 go test -count=1 -v -run LivePrometheus ./internal/promcheck
+//	PROTOBENCH_PROM_URL=http://127.0.0.1:9090 go test -count=1 -v -run LivePrometheus ./internal/prom
 //
 // Parse errors and failures fail the test; empty results are listed, since which series exist
 // depends on what ran.
@@ -225,13 +225,13 @@ func TestDashboardQueriesAgainstLivePrometheus(t *testing.T) {
 		t.Skip("set PROTOBENCH_PROM_URL to check the dashboards against a running Prometheus")
 	}
 	qs := dashboards.Queries()
-	problems := promcheck.Check(context.Background(), url, qs)
+	problems := prom.New(url).Check(context.Background(), qs)
 	for _, p := range problems {
-		if p.Kind == promcheck.KindEmpty {
+		if p.Kind == prom.KindEmpty {
 			t.Logf("%v", p)
 		} else {
 			t.Errorf("%v", p)
 		}
 	}
-	t.Logf("%d queries, %d returned series, %d empty", len(qs), len(qs)-len(problems), len(promcheck.Filter(problems, promcheck.KindEmpty)))
+	t.Logf("%d queries, %d returned series, %d empty", len(qs), len(qs)-len(problems), len(prom.Filter(problems, prom.KindEmpty)))
 }
