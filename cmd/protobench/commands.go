@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/protobench/protobench/bench/genbench"
 	"github.com/protobench/protobench/bench/obsbench"
+	"github.com/protobench/protobench/internal/compare"
 	"github.com/protobench/protobench/internal/images"
 	"github.com/protobench/protobench/internal/loadgen/loadcmd"
 	"github.com/protobench/protobench/internal/runner"
@@ -19,5 +20,6 @@ func init() {
 	register("bench-generators", "compare our generator with ghz, wrk and k6 on pinned cores (natively)", genbench.Command)
 	register("bench-observability", "what the observability stack costs a step: interleaved trials with it on and paused", obsbench.Command)
 	register("down", "stop the stack a --keep-up run left running", runner.DownCommand)
-	register("report", "rewrite summary.md and results.csv of a results folder", runner.ReportCommand)
+	register("report", "rewrite summary.md, results.csv and report.html of a results folder", reportCommand)
+	register("compare", "compare results folders: protobench compare [--force] [--out FILE] A B [C ...]", compare.Command)
 }

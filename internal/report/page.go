@@ -2,8 +2,9 @@ package report
 
 import "html/template"
 
-// pageCSS styles the page around the charts. System fonts only: nothing is fetched.
-const pageCSS = `body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1100px;padding:0 16px 48px;color:#222}
+// PageCSS styles a report page around its charts (compare.html uses it too). System fonts
+// only: nothing is fetched.
+const PageCSS = `body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1100px;padding:0 16px 48px;color:#222}
 h1{font-size:24px;margin:24px 0 4px}h2{font-size:19px;margin:32px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:15px;margin:20px 0 6px}
 table{border-collapse:collapse;margin:8px 0;font-size:13px}th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}th{background:#f5f5f5}
 td.n{text-align:right;font-variant-numeric:tabular-nums}

@@ -136,7 +136,7 @@ func colorFor(target string, seen map[string]int) string {
 }
 
 func buildPage(f *Folder) page {
-	p := page{CSS: template.CSS(svgchart.CSS + "\n" + pageCSS)}
+	p := page{CSS: template.CSS(svgchart.CSS + "\n" + PageCSS)}
 	name := f.Run.Scenario
 	if name == "" && len(f.Records) > 0 {
 		name = f.Records[0].Scenario

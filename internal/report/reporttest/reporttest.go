@@ -81,6 +81,8 @@ type Options struct {
 	Jitter float64
 	// Interrupted leaves run.json without a finish time and drops the last runs.
 	Interrupted bool
+	// Quick plans as --quick does: one repeat of each step, cut short.
+	Quick bool
 	// ScenarioText replaces Scenario (e.g. to make a folder of another scenario).
 	ScenarioText string
 }
@@ -108,7 +110,7 @@ func Write(dir string, opts Options) error {
 	if err != nil {
 		return err
 	}
-	plan, err := sc.Plan(scenario.PlanOptions{Cores: 2})
+	plan, err := sc.Plan(scenario.PlanOptions{Cores: 2, Quick: opts.Quick})
 	if err != nil {
 		return err
 	}
@@ -157,7 +159,7 @@ func Write(dir string, opts Options) error {
 	}
 	run := map[string]any{
 		"run_id": "20261123T120000Z-" + sc.Name, "scenario": sc.Name, "scenario_sha256": sc.Hash(),
-		"command": []string{"protobench", "run", sc.Name}, "quick": false, "started": start,
+		"command": []string{"protobench", "run", sc.Name}, "quick": opts.Quick, "started": start,
 		"host": map[string]any{"hostname": "test", "cpu_model": "Test CPU", "cores": 2, "memory_bytes": 8 << 30,
 			"kernel": "6.1.0", "os": "Debian GNU/Linux 12 (bookworm)", "cgroup_version": 1,
 			"docker_version": "20.10.24", "compose_version": "1.29.2", "git_commit": "0123456789abcdef", "go_version": "go1.26"},

@@ -1,0 +1,258 @@
+package compare
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"github.com/protobench/protobench/internal/report"
+	"github.com/protobench/protobench/internal/stats"
+	"github.com/protobench/protobench/internal/svgchart"
+)
+
+// File is the default name of the HTML comparison, written into the baseline folder.
+const File = "compare.html"
+
+// letter names folder i as the tables do: A is the baseline.
+func letter(i int) string { return string(rune('A' + i)) }
+
+func describe(f *report.Folder) string {
+	h := f.Run.Host
+	commit := h.GitCommit
+	if len(commit) > 12 {
+		commit = commit[:12]
+	}
+	if h.GitDirty {
+		commit += "+dirty"
+	}
+	s := fmt.Sprintf("run %s, %s (%d cores), commit %s, started %s", f.Run.RunID, h.CPUModel, h.Cores, commit, f.Run.Started.UTC().Format("2006-01-02 15:04 UTC"))
+	if f.Run.Quick {
+		s += ", quick"
+	}
+	if f.Run.Finished == nil {
+		s += ", interrupted"
+	}
+	return s
+}
+
+func pct(c Change) string {
+	p := c.Percent()
+	if math.IsNaN(p) {
+		return "n/a"
+	}
+	s := fmt.Sprintf("%+.1f %%", p)
+	if c.CI.OK {
+		s += fmt.Sprintf(" (%+.1f to %+.1f)", 100*(c.CI.Lo-1), 100*(c.CI.Hi-1))
+	}
+	return s
+}
+
+func verdictText(c Change) string {
+	if c.Verdict == NoVerdict {
+		return c.Verdict + ": " + c.Why
+	}
+	return c.Verdict
+}
+
+// Markdown writes the comparison as Markdown tables, one per step.
+func (c *Comparison) Markdown(w io.Writer) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# Comparison: %s\n\n", c.Folders[0].Run.Scenario)
+	for i, f := range c.Folders {
+		role := ""
+		if i == 0 {
+			role = " (baseline)"
+		}
+		fmt.Fprintf(&b, "- **%s**%s: `%s`: %s\n", letter(i), role, f.Dir, describe(f))
+	}
+	if c.Mismatch != "" {
+		fmt.Fprintf(&b, "\n**Compared with --force although the scenarios differ:**\n\n%s", indentList(c.Mismatch))
+	}
+	b.WriteString("\nEach change is the other folder's median over the baseline's, with the 95 % bootstrap interval of that ratio. " +
+		"The verdict is faster or slower when the interval lies wholly on one side of no change (for p99, lower is faster), " +
+		"and no significant difference when it holds no change.\n\n")
+	if len(c.Rows) == 0 {
+		b.WriteString("No step, target and tool was measured in both folders.\n")
+	}
+	var notes []string
+	for _, step := range c.Steps() {
+		fmt.Fprintf(&b, "## %s\n\n", step)
+		b.WriteString("| Target | Tool | vs | req/s A | req/s | change (95 % CI) | verdict | p99 ms A | p99 ms | change (95 % CI) | verdict |\n")
+		b.WriteString("|---|---|---|---:|---:|---:|---|---:|---:|---:|---|\n")
+		for _, r := range c.Rows {
+			if r.Step != step {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Target, r.Tool, letter(r.Folder),
+				svgchart.FormatNumber(r.Throughput.BaseMedian), svgchart.FormatNumber(r.Throughput.OtherMedian), pct(r.Throughput), verdictText(r.Throughput),
+				svgchart.FormatNumber(r.P99.BaseMedian), svgchart.FormatNumber(r.P99.OtherMedian), pct(r.P99), verdictText(r.P99))
+			for _, why := range []string{r.Throughput.Why, r.P99.Why} {
+				if why != "" && r.Throughput.Verdict != NoVerdict {
+					notes = appendNew(notes, fmt.Sprintf("%s, %s, %s vs A: %s", step, r.Target, letter(r.Folder), why))
+				}
+			}
+		}
+		b.WriteString("\n")
+	}
+	if len(notes) > 0 {
+		b.WriteString("Notes:\n\n")
+		for _, n := range notes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func indentList(s string) string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		out = append(out, "- "+strings.TrimSpace(l))
+	}
+	return strings.Join(out, "\n") + "\n"
+}
+
+func appendNew(xs []string, x string) []string {
+	for _, y := range xs {
+		if y == x {
+			return xs
+		}
+	}
+	return append(xs, x)
+}
+
+type htmlFolder struct {
+	Letter, Dir, Desc, Link string
+}
+
+type htmlRow struct {
+	Target, Tool, Vs                    string
+	BaseRPS, RPS, RPSChange, RPSVerdict string
+	BaseP99, P99, P99Change, P99Verdict string
+	RPSClass, P99Class                  string
+}
+
+type htmlStep struct {
+	ID, Name string
+	Charts   []template.HTML
+	Rows     []htmlRow
+}
+
+type htmlPage struct {
+	Title    string
+	CSS      template.CSS
+	Mismatch string
+	Folders  []htmlFolder
+	Steps    []htmlStep
+}
+
+func class(v string) string {
+	switch v {
+	case Faster:
+		return "better"
+	case Slower:
+		return "worse"
+	}
+	return ""
+}
+
+// HTML writes compare.html for a page at path out: per step, bars for each folder grouped by
+// target with the 95 % interval of each median, and the table of changes. Links to the
+// folders' reports are relative to out.
+func (c *Comparison) HTML(w io.Writer, out string) error {
+	p := htmlPage{Title: "protobench comparison: " + c.Folders[0].Run.Scenario, CSS: template.CSS(svgchart.CSS + "\n" + report.PageCSS + "\n.better{background:#e3f4ea}.worse{background:#fbe4e4}"), Mismatch: c.Mismatch}
+	for i, f := range c.Folders {
+		link, err := filepath.Rel(filepath.Dir(out), filepath.Join(f.Dir, report.File))
+		if err != nil {
+			link = ""
+		}
+		p.Folders = append(p.Folders, htmlFolder{Letter: letter(i), Dir: f.Dir, Desc: describe(f), Link: filepath.ToSlash(link)})
+	}
+	for _, step := range c.Steps() {
+		s := htmlStep{ID: report.StepID(step), Name: step}
+		var targets []string
+		for _, r := range c.Rows {
+			if r.Step != step {
+				continue
+			}
+			targets = appendNew(targets, r.Target+" "+r.Tool)
+			s.Rows = append(s.Rows, htmlRow{
+				Target: r.Target, Tool: r.Tool, Vs: letter(r.Folder),
+				BaseRPS: svgchart.FormatNumber(r.Throughput.BaseMedian), RPS: svgchart.FormatNumber(r.Throughput.OtherMedian),
+				RPSChange: pct(r.Throughput), RPSVerdict: verdictText(r.Throughput), RPSClass: class(r.Throughput.Verdict),
+				BaseP99: svgchart.FormatNumber(r.P99.BaseMedian), P99: svgchart.FormatNumber(r.P99.OtherMedian),
+				P99Change: pct(r.P99), P99Verdict: verdictText(r.P99), P99Class: class(r.P99.Verdict),
+			})
+		}
+		s.Charts = c.stepCharts(step, targets)
+		p.Steps = append(p.Steps, s)
+	}
+	return compareTemplate.Execute(w, p)
+}
+
+// stepCharts draws one bar per folder in each target's group, from the samples the verdicts
+// used, so the whiskers are the intervals the verdicts compare.
+func (c *Comparison) stepCharts(step string, groups []string) []template.HTML {
+	mk := func(title, unit string, pick func(Figures) []float64) template.HTML {
+		ch := svgchart.Bars{Title: step + ": " + title, Categories: groups, Y: svgchart.Axis{Label: unit}}
+		for fi := range c.Folders {
+			s := svgchart.BarSeries{Name: letter(fi)}
+			for _, gname := range groups {
+				v, lo, hi := math.NaN(), math.NaN(), math.NaN()
+				for _, r := range c.Rows {
+					if r.Step != step || r.Target+" "+r.Tool != gname {
+						continue
+					}
+					var fig Figures
+					switch {
+					case fi == 0:
+						fig = r.Base
+					case r.Folder == fi:
+						fig = r.Other
+					default:
+						continue
+					}
+					sum := stats.Summarize(pick(fig))
+					if sum.N > 0 {
+						v = sum.Median
+					}
+					if sum.CI.OK {
+						lo, hi = sum.CI.Lo, sum.CI.Hi
+					}
+				}
+				s.Values, s.Lo, s.Hi = append(s.Values, v), append(s.Lo, lo), append(s.Hi, hi)
+			}
+			ch.Series = append(ch.Series, s)
+		}
+		return template.HTML(ch.SVG())
+	}
+	return []template.HTML{
+		mk("throughput", "req/s", func(f Figures) []float64 { return f.Throughput }),
+		mk("p99 latency", "p99 ms", func(f Figures) []float64 { return f.P99 }),
+	}
+}
+
+var compareTemplate = template.Must(template.New("compare").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>{{.CSS}}</style>
+</head><body>
+<h1>{{.Title}}</h1>
+<table><tr><th></th><th>Folder</th><th>Run</th></tr>
+{{range .Folders}}<tr><th>{{.Letter}}</th><td>{{if .Link}}<a href="{{.Link}}">{{.Dir}}</a>{{else}}{{.Dir}}{{end}}</td><td>{{.Desc}}</td></tr>
+{{end}}</table>
+{{with .Mismatch}}<p class="status">Compared with --force although the scenarios differ:<br>{{.}}</p>{{end}}
+<p>Each change is the other folder's median over the baseline's (A), with the 95 % bootstrap interval of that ratio. The verdict is faster or slower when the interval lies wholly on one side of no change (for p99, lower is faster), and no significant difference when it holds no change. Bars are medians with the 95 % interval of each median.</p>
+{{range .Steps}}<section id="{{.ID}}"><h2>{{.Name}}</h2>
+<div class="grid">{{range .Charts}}<figure>{{.}}</figure>{{end}}</div>
+<table><tr><th>Target</th><th>Tool</th><th>vs</th><th>req/s A</th><th>req/s</th><th>change (95 % CI)</th><th>verdict</th><th>p99 ms A</th><th>p99 ms</th><th>change (95 % CI)</th><th>verdict</th></tr>
+{{range .Rows}}<tr><td>{{.Target}}</td><td>{{.Tool}}</td><td>{{.Vs}}</td><td class="n">{{.BaseRPS}}</td><td class="n">{{.RPS}}</td><td class="n">{{.RPSChange}}</td><td class="{{.RPSClass}}">{{.RPSVerdict}}</td><td class="n">{{.BaseP99}}</td><td class="n">{{.P99}}</td><td class="n">{{.P99Change}}</td><td class="{{.P99Class}}">{{.P99Verdict}}</td></tr>
+{{end}}</table></section>
+{{else}}<p>No step, target and tool was measured in both folders.</p>{{end}}
+</body></html>
+`))
