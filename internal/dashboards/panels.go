@@ -379,24 +379,28 @@ func clientSchedulerLagPanel() Panel {
 
 // --- k6 (remote write) ---
 
-// k6Selector selects k6's series: the runner tags them with the step labels, except scenario,
-// which k6 keeps for its own scenario name.
-var k6Selector = matchers("", "run_id", "step", "repeat", "target", "tool")
+// k6Selector selects k6's series. The k6 adapter tags them with run_id, step, target and tool, not
+// scenario (k6 owns that tag for its own scenario name) nor repeat: the join with stepInfo adds
+// both and filters by them.
+var k6Selector = matchers("", "run_id", "step", "target", "tool")
+
+// k6Series joins a k6 series to its step.
+func k6Series(expr string) string { return withStep(expr, "run_id, step, target") }
 
 func k6ThroughputPanel() Panel {
 	return expecting(ExpectK6, timeseries("k6 iterations",
 		"Iterations per second k6 completed (one request each in protobench's scripts), from k6's "+
-			"Prometheus remote-write output.",
+			"Prometheus remote-write output, pushed every second.",
 		unitReqPerSec,
-		q("sum by ("+byStep("")+") ("+rate("k6_iterations_total", k6Selector)+")", "{{step}} {{target}}"),
+		q("sum by ("+byStep("")+") ("+k6Series(rate("k6_iterations_total", k6Selector))+")", "{{step}} {{target}}"),
 	))
 }
 
 func k6LatencyPanel() Panel {
 	return expecting(ExpectK6, timeseries("k6 request duration p99",
-		"k6's p99 request duration over its push interval (HTTP and gRPC scripts), as k6 computes it.",
+		"k6's p99 request duration (HTTP and gRPC scripts) as k6 computes it over the test so far.",
 		unitSeconds,
-		q("max by ("+byStep("")+") (k6_http_req_duration_p99{"+k6Selector+"} or k6_grpc_req_duration_p99{"+k6Selector+"})", "p99 {{step}} {{target}}"),
+		q("max by ("+byStep("")+") ("+k6Series("k6_http_req_duration_p99{"+k6Selector+"} or k6_grpc_req_duration_p99{"+k6Selector+"}")+")", "p99 {{step}} {{target}}"),
 	))
 }
 
