@@ -233,7 +233,9 @@ func (c *Client) Run(ctx context.Context, service, name, entrypoint string, env 
 	code, err := c.composeStatus(ctx, env, &outBuf, &errBuf, argv...)
 	if name != "" && ctx.Err() != nil {
 		// An interrupted run leaves its container behind; `--rm` only acts on a normal exit.
-		c.removeContainer(context.WithoutCancel(ctx), name)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+		c.removeContainer(rctx, name)
+		cancel()
 	}
 	errOut := errBuf.Bytes()
 	if c.Kind() == "v1" {

@@ -58,6 +58,9 @@ func PublishedPort(service string, env map[string]string) (int, string, error) {
 // checkPublishedPort fails when service publishes a port that something else holds. A running
 // container of this very service holds it legitimately (a stack kept up with --keep-up).
 func (c *Client) checkPublishedPort(ctx context.Context, service string, env map[string]string) error {
+	if !c.publishes() {
+		return nil
+	}
 	port, envVar, err := PublishedPort(service, env)
 	if err != nil || port == 0 || c.opts.DryRun {
 		return err

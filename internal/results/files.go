@@ -96,6 +96,8 @@ func FromRun(plan *scenario.Plan, run scenario.Run) record.Record {
 		Target: run.Target, Tool: run.Tool, Method: run.Method, Model: run.Model,
 		Connections: run.Connections, Concurrency: run.Concurrency, Rate: run.Rate,
 		PayloadBytes: run.PayloadBytes, DurationS: run.Duration.Seconds(),
+		InFlight: run.InFlight, Topology: run.TopologyText(),
+		HTTPVersion: run.HTTPVersion, Encoding: run.Encoding,
 		Flags: []string{},
 	}
 }
@@ -231,25 +233,55 @@ func cell(v reflect.Value, c column) string {
 	return fmt.Sprint(v.Interface())
 }
 
-// writeFile replaces path atomically: write a temporary file beside it, then rename.
+// writeFile replaces path atomically; see WriteFileAtomic.
 func writeFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
+	if err := WriteFileAtomic(path, data); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
-	defer os.Remove(tmp.Name())
+	return nil
+}
+
+// WriteFileAtomic replaces path with data, mode 0644: it writes a uniquely named temporary file
+// in the same directory, fsyncs it, and renames it into place, so a reader sees the old file or
+// the new one and never half of one, whatever interrupts the write (a signal, a full disk). The
+// rename replaces a symlink at path instead of writing through it, and a directory that is
+// itself a symlink is refused. A failed write leaves no temporary file behind.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if st, err := os.Lstat(dir); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symlink: refusing to write %s through it", dir, filepath.Base(path))
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
 	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("results: %w", err)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("results: %w", err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("results: %w", err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("results: %w", err)
+		return err
+	}
+	ok = true
+	// The rename itself must survive a crash too.
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
 	}
 	return nil
 }

@@ -368,3 +368,36 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteFileAtomicNeverWritesThroughSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "results.json")
+	if err := os.Symlink(victim, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(path, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Fatalf("the symlink's target was written: %q", b)
+	}
+	st, err := os.Lstat(path)
+	if err != nil || st.Mode()&os.ModeSymlink != 0 || st.Mode().Perm() != 0o644 {
+		t.Fatalf("results.json is %v (%v), want a regular 0644 file", st.Mode(), err)
+	}
+	linkDir := filepath.Join(t.TempDir(), "linked")
+	if err := os.Symlink(dir, linkDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(filepath.Join(linkDir, "x"), []byte("x")); err == nil {
+		t.Fatal("writing into a symlinked folder was allowed")
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".*tmp"))
+	if len(left) != 0 {
+		t.Fatalf("temporary files left: %v", left)
+	}
+}

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"github.com/protobench/protobench/internal/repo"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 
+	"github.com/protobench/protobench/internal/compose"
 	"github.com/protobench/protobench/internal/scenario"
 )
 
@@ -25,7 +27,15 @@ func splitScenarioArg(args []string) (string, []string) {
 
 // parseRunFlags reads the `run` command line into Options.
 func parseRunFlags(args []string, stderr io.Writer) (Options, error) {
+	o, _, err := parseRunFlagsSet(args, stderr)
+	return o, err
+}
+
+// parseRunFlagsSet is parseRunFlags that also says which flags the command line set, so a
+// resume can tell an inherited choice from a contradicting one.
+func parseRunFlagsSet(args []string, stderr io.Writer) (Options, map[string]bool, error) {
 	var o Options
+	given := map[string]bool{}
 	name, rest := splitScenarioArg(args)
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -41,26 +51,62 @@ func parseRunFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.BoolVar(&o.KeepUp, "keep-up", false, "leave Prometheus and Grafana running afterwards")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "print the plan and the commands; start nothing")
 	fs.StringVar(&o.Resume, "resume", "", "results folder of an interrupted run to continue")
+	addStackFlags(fs, &o.Project, &o.Docker)
+	fs.BoolVar(&o.Publish, "publish", os.Getenv("PROTOBENCH_PROMETHEUS_PORT") != "" || os.Getenv("PROTOBENCH_GRAFANA_PORT") != "",
+		"publish Prometheus and Grafana on 127.0.0.1 (ports PROTOBENCH_PROMETHEUS_PORT, default 9090, and PROTOBENCH_GRAFANA_PORT, default 3000; setting either implies --publish)")
 	if err := fs.Parse(rest); err != nil {
-		return o, err
+		return o, nil, err
 	}
 	if name == "" && fs.NArg() > 0 {
 		name = fs.Arg(0)
 		if err := fs.Parse(fs.Args()[1:]); err != nil {
-			return o, err
+			return o, nil, err
 		}
 	}
 	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return o, nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if name == "" && o.Resume == "" {
-		return o, errors.New("name a scenario (see 'protobench list') or a scenario file")
+		return o, nil, errors.New("name a scenario (see 'protobench list') or a scenario file")
 	}
+	if err := checkProjectName(o.Project); err != nil {
+		return o, nil, err
+	}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	o.Scenario = name
 	if *tools != "" {
 		o.Tools = strings.Split(*tools, ",")
 	}
-	return o, nil
+	return o, given, nil
+}
+
+// addStackFlags adds the flags that pick the compose project and the docker CLI, shared by run
+// and down.
+func addStackFlags(fs *flag.FlagSet, project, docker *string) {
+	defProject := os.Getenv("PROTOBENCH_PROJECT")
+	if defProject == "" {
+		defProject = compose.DefaultProjectName
+	}
+	fs.StringVar(project, "project", defProject, "compose project name (env PROTOBENCH_PROJECT): stacks of different projects run side by side")
+	defDocker := os.Getenv("PROTOBENCH_DOCKER")
+	if defDocker == "" {
+		defDocker = "docker"
+	}
+	fs.StringVar(docker, "docker", defDocker, "the docker CLI to use (env PROTOBENCH_DOCKER)")
+}
+
+// checkProjectName accepts what compose v1 and v2 both accept as a project name.
+func checkProjectName(p string) error {
+	if p == "" {
+		return errors.New("--project: empty project name")
+	}
+	for i, r := range p {
+		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || i > 0 && (r == '-' || r == '_')
+		if !ok {
+			return fmt.Errorf("--project %q: want lowercase letters, digits, '-' and '_', starting with a letter or digit", p)
+		}
+	}
+	return nil
 }
 
 // ListCommand is `protobench list`: every scenario with its description and estimated time.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +36,11 @@ type RunInfo struct {
 	Notes          []string        `json:"notes"`
 	PrometheusURL  string          `json:"prometheus_url"`
 	GrafanaURL     string          `json:"grafana_url,omitempty"`
+	ComposeProject string          `json:"compose_project,omitempty"`
+	PlanFlags      *PlanFlags      `json:"plan_flags,omitempty"`
+	// Resumes are the later sessions that continued this run; the fields above stay as the
+	// first session wrote them.
+	Resumes []Resume `json:"resumes,omitempty"`
 }
 
 // environment is what execute needs from the outside world; tests and the CLI fill it.
@@ -43,12 +49,21 @@ type environment struct {
 	composeVersion string
 	images         images.Set
 	imageEnv       map[string]string
-	prometheusURL  string // as the host reaches it
+	prometheusURL  string // as the host reaches it; set by locate once the stack is up
 	grafanaURL     string // empty when Grafana is unavailable
 	observability  []string
+	planFlags      PlanFlags
+	previous       *RunInfo // run.json of the folder a resume continues
+	teardown       *teardown
+	// locate finds Prometheus and Grafana once they run; nil keeps the URLs above.
+	locate func(ctx context.Context) (prometheus, grafana string, err error)
+	// daemonLost says why Docker is considered gone (nil while it answers).
+	daemonLost func() error
 }
 
 // execute runs a plan in an environment whose images exist, and returns the results folder.
+// Whatever stops it (a signal, a full disk, a daemon that stops answering), the records measured
+// so far are in the folder when it returns.
 func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environment) (string, error) {
 	sc := plan.Scenario
 	now := time.Now()
@@ -57,6 +72,9 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 	done := map[string]bool{}
 	if dir == "" {
 		dir = filepath.Join(opts.OutDir, resultsDirName(now, sc.Name))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return "", fmt.Errorf("results folder: %w", err)
+		}
 	} else {
 		var err error
 		if recs, done, err = loadFinished(dir); err != nil {
@@ -64,20 +82,17 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 		}
 	}
 	rawDir := filepath.Join(dir, "raw")
-	if err := os.MkdirAll(rawDir, 0o755); err != nil {
-		return "", err
+	if err := prepareRawDir(rawDir, env.imageEnv["PROTOBENCH_TOOL_USER"]); err != nil {
+		return dir, err
 	}
-	// Tool containers run as non-root users and must be able to write their output files here.
-	if err := os.Chmod(rawDir, 0o777); err != nil {
-		return "", err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "scenario.yaml"), sc.Raw, 0o644); err != nil {
-		return "", err
+	if err := results.WriteFileAtomic(filepath.Join(dir, results.ScenarioFile), sc.Raw); err != nil {
+		return dir, err
 	}
 	absRaw, err := filepath.Abs(rawDir)
 	if err != nil {
-		return "", err
+		return dir, err
 	}
+	pf := env.planFlags
 	info := RunInfo{
 		RunID: filepath.Base(dir), Scenario: sc.Name, ScenarioFile: sc.Path, ScenarioSHA256: sc.Hash(),
 		Command: os.Args, Quick: opts.Quick, Started: now.UTC(),
@@ -85,6 +100,7 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 		ComposeVersion: env.composeVersion, Images: env.images.Sorted(), Layout: plan.Layout,
 		ServerKnobs: map[string]any{}, Notes: plan.Notes,
 		PrometheusURL: env.prometheusURL, GrafanaURL: env.grafanaURL,
+		ComposeProject: opts.Project, PlanFlags: &pf,
 	}
 	info.Host.ComposeVersion = env.composeVersion
 	for _, r := range plan.Runs {
@@ -92,8 +108,44 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 			info.ServerKnobs[r.Target] = r.Knobs
 		}
 	}
-	if err := writeJSON(filepath.Join(dir, "run.json"), info); err != nil {
-		return "", err
+	resumeIndex := -1
+	if env.previous != nil {
+		// The first session's metadata stays; this session is appended to it.
+		info = *env.previous
+		info.Resumes = append(info.Resumes, Resume{Started: now.UTC(), Command: os.Args, Done: len(recs)})
+		resumeIndex = len(info.Resumes) - 1
+	}
+	writeInfo := func() error {
+		t := time.Now().UTC()
+		if resumeIndex >= 0 {
+			info.Resumes[resumeIndex].Finished = &t
+		} else {
+			info.Finished = &t
+		}
+		return writeJSON(filepath.Join(dir, results.RunFile), info)
+	}
+	if err := writeJSON(filepath.Join(dir, results.RunFile), info); err != nil {
+		return dir, err
+	}
+	// From here on, whatever happens, the folder ends with every record measured and a summary.
+	finish := func(runErr error) (string, error) {
+		if err := writeInfo(); err != nil && runErr == nil {
+			runErr = err
+		}
+		if err := results.WriteAll(dir, nil, plan, recs); err != nil {
+			fmt.Fprintf(opts.Stderr, "protobench: writing the summary: %v\n", err)
+			if runErr == nil {
+				runErr = err
+			}
+		}
+		if len(recs) > 0 {
+			fmt.Fprintln(opts.Stdout)
+			_ = results.Table(opts.Stdout, recs, plan)
+		}
+		if runErr == nil && ctx.Err() != nil {
+			runErr = fmt.Errorf("interrupted; see what is left with 'protobench status %s', continue with --resume %s", dir, dir)
+		}
+		return dir, runErr
 	}
 
 	upEnv := map[string]string{"PROTOBENCH_RAW_DIR": absRaw, "PROTOBENCH_OBS_CPUSET": plan.Layout.ObservabilityCPUSet}
@@ -102,34 +154,38 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 	}
 	fmt.Fprintf(opts.Stdout, "protobench: starting %s\n", strings.Join(env.observability, ", "))
 	if err := env.orchestrator.Up(ctx, upEnv, env.observability...); err != nil {
-		return dir, fmt.Errorf("start the observability stack: %w", err)
+		return finish(fmt.Errorf("start the observability stack: %w", err))
 	}
-	if !opts.KeepUp {
-		defer func() {
-			if err := env.orchestrator.Down(context.WithoutCancel(ctx)); err != nil {
-				fmt.Fprintf(opts.Stderr, "protobench: warning: stopping the stack: %v\n", err)
-			}
-		}()
+	if env.locate != nil {
+		p, g, err := env.locate(ctx)
+		if err != nil {
+			return finish(err)
+		}
+		env.prometheusURL, env.grafanaURL = p, g
+		if env.previous == nil {
+			info.PrometheusURL, info.GrafanaURL = p, g
+		}
 	}
 	pc := prom.New(env.prometheusURL)
 	readyCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	err = pc.Ready(readyCtx)
 	cancel()
 	if err != nil {
-		return dir, err
+		return finish(fmt.Errorf("Prometheus at %s: %w", env.prometheusURL, err))
 	}
 
-	if err := waitScraped(ctx, pc, "cadvisor", 60*time.Second); err != nil {
+	if err := waitScraped(ctx, pc, "cadvisor", 60*time.Second); err != nil && ctx.Err() == nil {
 		// The run still measures throughput and latency; only the server's CPU and memory
 		// columns will be empty, and the warning says why.
 		fmt.Fprintf(opts.Stderr, "protobench: warning: %v: server CPU and memory will be missing\n", err)
 	}
 
 	sr := &stepRunner{
-		stack: env.orchestrator, meter: promMeter{pc}, scenario: sc.Name, runID: info.RunID,
+		stack: env.orchestrator, meter: promMeter{c: pc, project: opts.Project}, scenario: sc.Name, runID: info.RunID,
 		missingTools: missingTools(env.images),
 		resultDir:    dir, rawMount: "/raw", promURL: "http://prometheus:9090", settle: 2500 * time.Millisecond,
-		log: func(format string, args ...any) { fmt.Fprintf(opts.Stderr, "protobench: "+format+"\n", args...) },
+		project: opts.Project,
+		log:     func(format string, args ...any) { fmt.Fprintf(opts.Stderr, "protobench: "+format+"\n", args...) },
 	}
 	steps := trackSteps(sr, env.prometheusURL)
 	prog := &progress{w: opts.Stdout, start: time.Now(), total: len(plan.Runs), estimate: plan.TotalDuration}
@@ -143,6 +199,11 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 		}
 		prog.begin(i+1, r)
 		rec := steps.run(ctx, plan, r)
+		if ctx.Err() != nil && rec.Error == "" {
+			// A signal between the tool's end and the CPU reading leaves the figures
+			// incomplete: the run is kept, but not counted as done.
+			rec.Error = "interrupted before the run's CPU and memory were read"
+		}
 		if rec.Error != "" {
 			fmt.Fprintf(opts.Stderr, "protobench: %s: %s\n", r.ID, rec.Error)
 		}
@@ -150,10 +211,16 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 		results.ApplyFlags(recs)
 		// Written after every run, so an interrupted run keeps what it measured and --resume
 		// can pick up from here.
-		if err := writeJSON(filepath.Join(dir, "results.json"), recs); err != nil {
-			return dir, err
+		if err := writeJSON(filepath.Join(dir, results.JSONFile), recs); err != nil {
+			recs = recs[:len(recs)-1]
+			return finish(fmt.Errorf("writing %s failed, so the run stops here (the records before it are kept): %w", filepath.Join(dir, results.JSONFile), err))
 		}
 		prog.finish(r)
+		if env.daemonLost != nil {
+			if lost := env.daemonLost(); lost != nil {
+				return finish(fmt.Errorf("Docker stopped answering (%v): the run stops here; the %d records measured are kept", lost, len(recs)))
+			}
+		}
 		if r.Cooldown > 0 && i < len(plan.Runs)-1 {
 			select {
 			case <-ctx.Done():
@@ -161,23 +228,29 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 			}
 		}
 	}
+	return finish(nil)
+}
 
-	finished := time.Now().UTC()
-	info.Finished = &finished
-	if err := writeJSON(filepath.Join(dir, "run.json"), info); err != nil {
-		return dir, err
+// prepareRawDir makes raw/ (0755). The tools run as user (uid:gid, never root) and write their
+// output files there, so when we are root the folder is handed to that user instead of being
+// opened to everyone.
+func prepareRawDir(raw, user string) error {
+	if err := os.MkdirAll(raw, 0o755); err != nil {
+		return err
 	}
-	if err := results.WriteAll(dir, info, plan, recs); err != nil {
-		return dir, err
+	if err := os.Chmod(raw, 0o755); err != nil {
+		return err
 	}
-	fmt.Fprintln(opts.Stdout)
-	if err := results.Table(opts.Stdout, recs, plan); err != nil {
-		return dir, err
+	if os.Getuid() != 0 || user == "" {
+		return nil
 	}
-	if ctx.Err() != nil {
-		return dir, fmt.Errorf("interrupted; continue with --resume %s", dir)
+	uidS, gidS, _ := strings.Cut(user, ":")
+	uid, err1 := strconv.Atoi(uidS)
+	gid, err2 := strconv.Atoi(gidS)
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("PROTOBENCH_TOOL_USER=%q: want uid:gid in numbers", user)
 	}
-	return dir, nil
+	return os.Chown(raw, uid, gid)
 }
 
 // waitScraped waits until Prometheus has scraped job successfully, so the first step's window
@@ -192,8 +265,11 @@ func waitScraped(ctx context.Context, pc *prom.Client, job string, timeout time.
 	return nil
 }
 
-// promMeter is the Meter backed by Prometheus and cAdvisor.
-type promMeter struct{ c *prom.Client }
+// promMeter is the Meter backed by Prometheus and cAdvisor, reading our compose project only.
+type promMeter struct {
+	c       *prom.Client
+	project string
+}
 
 func (m promMeter) WaitSeen(ctx context.Context, containerID string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -206,7 +282,7 @@ func (m promMeter) WaitSeen(ctx context.Context, containerID string, timeout tim
 }
 
 func (m promMeter) Usage(ctx context.Context, service string, start, end time.Time) (containerUsage, error) {
-	return measureContainer(ctx, m.c, service, start, end)
+	return measureContainer(ctx, m.c, m.project, service, start, end)
 }
 
 // missingTools says, per tool, why its program is not in this machine's images: the runs that

@@ -20,7 +20,13 @@ import (
 func DownCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("down", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	var project, docker string
+	addStackFlags(fs, &project, &docker)
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := checkProjectName(project); err != nil {
+		fmt.Fprintln(stderr, "protobench down:", err)
 		return 2
 	}
 	root, err := repo.Root()
@@ -28,7 +34,7 @@ func DownCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "protobench:", err)
 		return 2
 	}
-	cc, err := compose.New(ctx, compose.Options{Dir: filepath.Join(root, "compose"), Log: stderr})
+	cc, err := compose.New(ctx, compose.Options{Dir: filepath.Join(root, "compose"), Log: stderr, ProjectName: project, Docker: docker})
 	if err != nil {
 		fmt.Fprintln(stderr, "protobench:", err)
 		return 2
@@ -37,7 +43,7 @@ func DownCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "protobench down:", err)
 		return 1
 	}
-	fmt.Fprintln(stdout, "protobench: stack stopped")
+	fmt.Fprintf(stdout, "protobench: stack %s stopped\n", project)
 	return 0
 }
 

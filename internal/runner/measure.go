@@ -17,11 +17,13 @@ type containerUsage struct {
 	GOMAXPROCS       int     // from the server's own metrics; 0 when it exports none
 }
 
-// usageQueries are the PromQL expressions for one service over a window of seconds. Matching on
-// the compose service label (not the container name) works for Compose v1 and v2 alike, and
-// summing covers the rare case of two containers of a service overlapping the window.
-func usageQueries(service string, window time.Duration) map[string]string {
-	sel := fmt.Sprintf(`{container_label_com_docker_compose_service=%q}`, service)
+// usageQueries are the PromQL expressions for one service of our compose project over a window
+// of seconds. Matching on the compose labels (not the container name) works for Compose v1 and v2
+// alike; the project label keeps another project's container of the same service name (a `rest`
+// of someone else's) out of the sums, and summing covers the rare case of two containers of a
+// service overlapping the window.
+func usageQueries(project, service string, window time.Duration) map[string]string {
+	sel := fmt.Sprintf(`{container_label_com_docker_compose_project=%q,container_label_com_docker_compose_service=%q}`, project, service)
 	w := fmt.Sprintf("[%dms]", window.Milliseconds())
 	return map[string]string{
 		"cpu":       "sum(increase(container_cpu_usage_seconds_total" + sel + w + "))",
@@ -42,13 +44,13 @@ func gomaxprocsQuery(service string, window time.Duration) string {
 }
 
 // measureContainer reads a service's usage over [start, end] from Prometheus.
-func measureContainer(ctx context.Context, p *prom.Client, service string, start, end time.Time) (containerUsage, error) {
+func measureContainer(ctx context.Context, p *prom.Client, project, service string, start, end time.Time) (containerUsage, error) {
 	var u containerUsage
 	window := end.Sub(start)
 	if window < minWindow {
 		window = minWindow
 	}
-	q := usageQueries(service, window)
+	q := usageQueries(project, service, window)
 	targets := map[string]*float64{"cpu": &u.CPUSeconds, "mem": &u.MemMaxBytes, "throttled": &u.ThrottledSeconds, "samples": &u.Samples}
 	for key, dst := range targets {
 		v, _, err := p.Scalar(ctx, q[key], end)

@@ -6,25 +6,28 @@ import (
 	"flag"
 	"fmt"
 	"github.com/protobench/protobench/internal/repo"
-	"github.com/protobench/protobench/internal/targets"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/protobench/protobench/internal/compose"
 	"github.com/protobench/protobench/internal/images"
 	"github.com/protobench/protobench/internal/scenario"
+	"github.com/protobench/protobench/internal/targets"
 	"github.com/protobench/protobench/internal/tool"
 )
 
 // Command is `protobench run`: it returns 0 when every run measured something, 1 when some run
-// failed or the run could not finish, and 2 for bad input (flags, scenario, Docker unreachable,
-// a taken port).
-func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	opts, err := parseRunFlags(args, stderr)
+// failed or the run could not finish, 2 for bad input (flags, scenario, a resume that does not
+// match its folder, Docker unreachable, a taken port), and 130, 143 or 129 when SIGINT, SIGTERM
+// or SIGHUP stopped it (after writing the partial results and removing its containers).
+func Command(parent context.Context, args []string, stdout, stderr io.Writer) int {
+	opts, given, err := parseRunFlagsSet(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -33,6 +36,23 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opts.Stdout, opts.Stderr = stdout, stderr
+	sigs := catchSignals(parent,
+		func(sig os.Signal) {
+			fmt.Fprintf(stderr, "\nprotobench: %s: stopping the run, writing what it measured and removing its containers (a second signal skips the graceful parts)\n", signalName(sig))
+		},
+		func(sig os.Signal) {
+			fmt.Fprintf(stderr, "\nprotobench: %s again: removing the containers at once\n", signalName(sig))
+		})
+	defer sigs.stop()
+	code := runCommand(sigs, opts, given)
+	if n := exitCode(sigs.received()); n != 0 {
+		return n
+	}
+	return code
+}
+
+func runCommand(sigs *signals, opts Options, given map[string]bool) int {
+	ctx, stdout, stderr := sigs.run, opts.Stdout, opts.Stderr
 	root, err := repo.Root()
 	if err != nil {
 		fmt.Fprintln(stderr, "protobench:", err)
@@ -43,15 +63,30 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if opts.OutDir == "" {
 		opts.OutDir = filepath.Join(root, "results")
 	}
-	if opts.Resume != "" && opts.Scenario == "" {
-		// A resumed run replays the exact scenario file it started with.
-		opts.Scenario = filepath.Join(opts.Resume, "scenario.yaml")
+	var prev *RunInfo
+	if opts.Resume != "" {
+		info, err := readRunInfo(opts.Resume)
+		if err != nil {
+			fmt.Fprintf(stderr, "protobench run: --resume %s: not a results folder: %v\n", opts.Resume, err)
+			return 2
+		}
+		prev = &info
+		if opts.Scenario == "" {
+			// A resumed run replays the exact scenario file it started with.
+			opts.Scenario = filepath.Join(opts.Resume, "scenario.yaml")
+		}
 	}
 
 	sc, err := scenario.Find(opts.Scenario, opts.ScenariosDir)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
+	}
+	if prev != nil {
+		if err := checkResume(&opts, given, sc, *prev); err != nil {
+			fmt.Fprintln(stderr, "protobench run:", err)
+			return 2
+		}
 	}
 	plan, err := sc.Plan(scenario.PlanOptions{Quick: opts.Quick, Repeat: opts.Repeat, Only: opts.Only, Tools: opts.Tools, Cores: runtime.NumCPU()})
 	if err != nil {
@@ -61,18 +96,42 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if opts.DryRun {
 		return dryRun(ctx, opts, plan)
 	}
+	// Checked before anything is built: a results folder that cannot be written is known now,
+	// not after minutes of image builds.
+	if opts.Resume == "" {
+		if err := checkWritable(opts.OutDir); err != nil {
+			fmt.Fprintf(stderr, "protobench run: --out %s: %v\n", opts.OutDir, err)
+			return 2
+		}
+	} else if err := checkWritable(opts.Resume); err != nil {
+		fmt.Fprintf(stderr, "protobench run: --resume %s: %v\n", opts.Resume, err)
+		return 2
+	}
 
-	cc, err := compose.New(ctx, compose.Options{Dir: filepath.Join(root, "compose"), Log: stderr})
+	copts := compose.Options{Dir: filepath.Join(root, "compose"), Log: stderr, ProjectName: opts.Project, Docker: opts.Docker}
+	if opts.Publish {
+		copts.Files = append(append([]string{}, compose.DefaultFiles...), "publish.yml")
+	}
+	cc, err := compose.New(ctx, copts)
 	if err != nil {
+		if ctx.Err() != nil {
+			return 1
+		}
 		fmt.Fprintln(stderr, "protobench:", err)
 		return 2
 	}
-	if code := checkPorts(stderr); code != 0 {
-		return code
+	if opts.Publish {
+		if code := checkPorts(stderr); code != 0 {
+			return code
+		}
 	}
-	fmt.Fprintf(stdout, "protobench: %s, %d runs, about %s; compose %s (%s)\n",
-		sc.Name, len(plan.Runs), plan.TotalDuration.Round(time.Second), cc.Version(), cc.Kind())
+	fmt.Fprintf(stdout, "protobench: %s, %d runs, about %s; compose %s (%s), project %s\n",
+		sc.Name, len(plan.Runs), plan.TotalDuration.Round(time.Second), cc.Version(), cc.Kind(), opts.Project)
 	set, err := images.Ensure(ctx, images.Options{RepoRoot: root, Log: stdout, Only: neededImages(plan)})
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "protobench: interrupted while preparing the images; no results folder was made")
+		return 1
+	}
 	if set == nil {
 		fmt.Fprintln(stderr, "protobench:", err)
 		if errors.Is(err, compose.ErrDockerUnreachable) {
@@ -84,36 +143,115 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// A missing image fails only the runs that need it; the rest still measure.
 		fmt.Fprintf(stderr, "protobench: warning: some images are unavailable: %v\n", err)
 	}
+	td := newTeardown(cc, opts.Project, opts.Docker, stderr)
+	stack := &composeStack{c: cc, td: td, docker: opts.Docker}
 	env := environment{
-		orchestrator:   &composeStack{c: cc},
+		orchestrator:   stack,
 		composeVersion: cc.Version() + " (" + cc.Kind() + ")",
 		images:         set,
 		imageEnv:       images.EnvVars(set),
-		prometheusURL:  "http://127.0.0.1:" + portSetting("PROTOBENCH_PROMETHEUS_PORT", "9090"),
 		observability:  []string{"prometheus", "cadvisor", "node-exporter"},
+		planFlags:      PlanFlags{Quick: opts.Quick, Repeat: opts.Repeat, Only: opts.Only, Tools: opts.Tools},
+		previous:       prev,
+		teardown:       td,
+		daemonLost:     stack.lost,
 	}
+	env.imageEnv["PROTOBENCH_TOOL_USER"] = toolUser()
 	if set.Available(images.Grafana) {
 		env.observability = append(env.observability, "grafana")
-		env.grafanaURL = "http://127.0.0.1:" + portSetting("PROTOBENCH_GRAFANA_PORT", "3000")
 	} else {
 		fmt.Fprintf(stdout, "protobench: Grafana is not available on this machine (%s); the dashboards are in %s and the report will be in the results folder\n",
 			set[images.Grafana].Note, filepath.Join(root, "dashboards"))
 	}
+	env.locate = func(ctx context.Context) (string, string, error) {
+		return locateUIs(ctx, cc, opts.Publish, set.Available(images.Grafana))
+	}
 	dir, err := execute(ctx, opts, plan, env)
+	interrupted := sigs.received() != nil || ctx.Err() != nil
+	if !opts.KeepUp || interrupted || stack.lost() != nil {
+		hurry := sigs.hurry
+		if stack.lost() != nil {
+			// No graceful down against a daemon that does not answer.
+			var cancel context.CancelFunc
+			hurry, cancel = context.WithCancel(hurry)
+			cancel()
+		}
+		td.run(hurry)
+	}
 	if dir != "" {
+		renderReport(dir, stderr)
 		fmt.Fprintf(stdout, "\nresults: %s\n", dir)
 	}
-	if env.grafanaURL != "" && opts.KeepUp {
-		fmt.Fprintf(stdout, "grafana: %s/d/protobench-overview\n", env.grafanaURL)
-	}
-	if opts.KeepUp {
-		fmt.Fprintf(stdout, "prometheus: %s (stop the stack with ./run.sh down)\n", env.prometheusURL)
+	if opts.KeepUp && !interrupted {
+		if env.grafanaURL != "" {
+			fmt.Fprintf(stdout, "grafana: %s/d/protobench-overview\n", env.grafanaURL)
+		}
+		fmt.Fprintf(stdout, "prometheus: %s (stop the stack with ./run.sh down --project %s)\n", env.prometheusURL, opts.Project)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "protobench:", err)
+		if errors.Is(err, errResumeMismatch) {
+			return 2
+		}
 		return 1
 	}
 	return 0
+}
+
+// locateUIs finds Prometheus (and Grafana) as the host reaches them: on the 127.0.0.1 port the
+// user published, or else at the container's address on the compose network, which needs no
+// published port.
+func locateUIs(ctx context.Context, cc *compose.Client, published, grafana bool) (string, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, dockerCallTimeout)
+	defer cancel()
+	find := func(service string, port int) (string, error) {
+		if published {
+			if p, err := cc.PublishedHostPort(ctx, service, port); err == nil && p > 0 {
+				return fmt.Sprintf("http://127.0.0.1:%d", p), nil
+			}
+		}
+		ip, err := cc.ServiceIP(ctx, service)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("http://%s:%d", ip, port), nil
+	}
+	prom, err := find("prometheus", 9090)
+	if err != nil {
+		return "", "", fmt.Errorf("find Prometheus: %w", err)
+	}
+	graf := ""
+	if grafana {
+		graf, _ = find("grafana", 3000)
+	}
+	return prom, graf, nil
+}
+
+// checkWritable makes sure dir exists (creating it, the parent of results folders) and that a
+// file can be created in it.
+func checkWritable(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".protobench-write-check-*")
+	if err != nil {
+		return fmt.Errorf("not writable: %w", err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// toolUser is the uid:gid the load tools run as inside their containers: never root.
+// PROTOBENCH_TOOL_USER overrides it; otherwise it is the invoking user, or nobody (65534) when
+// that is root, so the files tools write into raw/ are not root's.
+func toolUser() string {
+	if v := os.Getenv("PROTOBENCH_TOOL_USER"); v != "" {
+		return v
+	}
+	if uid := os.Getuid(); uid != 0 {
+		return fmt.Sprintf("%d:%d", uid, os.Getgid())
+	}
+	return "65534:65534"
 }
 
 // toolCapabilities is what a load tool's adapter declares, its image included.
@@ -174,7 +312,11 @@ func dryRun(ctx context.Context, opts Options, plan *scenario.Plan) int {
 	if err := plan.Print(opts.Stdout); err != nil {
 		return 1
 	}
-	cc, err := compose.New(ctx, compose.Options{Dir: filepath.Join(opts.RepoRoot, "compose"), DryRun: true, Log: opts.Stdout})
+	copts := compose.Options{Dir: filepath.Join(opts.RepoRoot, "compose"), DryRun: true, Log: opts.Stdout, ProjectName: opts.Project, Docker: opts.Docker}
+	if opts.Publish {
+		copts.Files = append(append([]string{}, compose.DefaultFiles...), "publish.yml")
+	}
+	cc, err := compose.New(ctx, copts)
 	if err != nil {
 		fmt.Fprintln(opts.Stderr, "protobench:", err)
 		return 2
@@ -183,8 +325,8 @@ func dryRun(ctx context.Context, opts Options, plan *scenario.Plan) int {
 		return 0
 	}
 	fmt.Fprintf(opts.Stdout, "\ncommands for the first run (%s):\n", plan.Runs[0].ID)
-	sr := &stepRunner{stack: &composeStack{c: cc}, meter: nullMeter{}, scenario: plan.Scenario.Name, runID: "dry-run",
-		resultDir: os.TempDir(), rawMount: "/raw", log: func(string, ...any) {}}
+	sr := &stepRunner{stack: &composeStack{c: cc, docker: opts.Docker}, meter: nullMeter{}, scenario: plan.Scenario.Name, runID: "dry-run",
+		resultDir: os.TempDir(), rawMount: "/raw", project: opts.Project, log: func(string, ...any) {}}
 	tmp, err := os.MkdirTemp("", "protobench-dry-run-")
 	if err != nil {
 		return 1
@@ -209,11 +351,28 @@ func (nullMeter) Usage(context.Context, string, time.Time, time.Time) (container
 
 // composeStack adapts the compose client to the runner's Stack. It remembers the run-wide
 // environment given to Up, because every compose command interpolates the whole file and needs
-// the image references and the raw folder, not only the variables of its own call.
+// the image references and the raw folder, not only the variables of its own call. Every call is
+// bounded; when one runs out of time it asks whether the daemon still answers, and lost then
+// ends the run.
 type composeStack struct {
-	c    *compose.Client
-	base map[string]string
+	c      *compose.Client
+	td     *teardown
+	docker string
+	base   map[string]string
+
+	mu      sync.Mutex
+	lostErr error
 }
+
+// Time limits of the docker and compose calls a run makes. A healthy daemon answers each in
+// well under a tenth of these.
+const (
+	dockerCallTimeout  = 30 * time.Second // inspect, ps, logs, port
+	upTimeout          = 3 * time.Minute  // the observability stack: networks, volumes, containers
+	recreateTimeout    = 2 * time.Minute  // a server container
+	removeTimeout      = 60 * time.Second // a server's stop grace is 15 s
+	daemonCheckTimeout = 10 * time.Second
+)
 
 func (s *composeStack) with(env map[string]string) map[string]string {
 	m := make(map[string]string, len(s.base)+len(env))
@@ -226,23 +385,108 @@ func (s *composeStack) with(env map[string]string) map[string]string {
 	return m
 }
 
+// bounded runs call with a time limit; on a timeout that is not the caller's own cancellation it
+// checks the daemon.
+func (s *composeStack) bounded(ctx context.Context, limit time.Duration, call func(context.Context) error) error {
+	if lost := s.lost(); lost != nil {
+		// Once the daemon is known to be gone, every call fails at once instead of waiting out
+		// its own limit.
+		return lost
+	}
+	cctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	err := call(cctx)
+	if err != nil && ctx.Err() == nil && cctx.Err() != nil {
+		s.checkDaemon(ctx)
+		return fmt.Errorf("no answer within %s: %w", limit, err)
+	}
+	return err
+}
+
+func (s *composeStack) checkDaemon(ctx context.Context) {
+	cctx, cancel := context.WithTimeout(ctx, daemonCheckTimeout)
+	defer cancel()
+	if _, err := compose.CheckDocker(cctx, s.docker); err != nil && ctx.Err() == nil {
+		s.mu.Lock()
+		if s.lostErr == nil {
+			s.lostErr = err
+		}
+		s.mu.Unlock()
+	}
+}
+
+// lost is why the daemon is considered gone, or nil.
+func (s *composeStack) lost() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lostErr
+}
+
 func (s *composeStack) Up(ctx context.Context, env map[string]string, services ...string) error {
 	s.base = s.with(env)
-	return s.c.Up(ctx, s.base, services...)
+	s.td.arm()
+	err := s.bounded(ctx, upTimeout, func(ctx context.Context) error { return s.c.Up(ctx, s.base, services...) })
+	if lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dockerCallTimeout); s.lost() == nil {
+		if lines, lerr := s.c.ProjectContainers(lctx); lerr == nil {
+			for _, l := range lines {
+				id, name, _ := strings.Cut(l, " ")
+				s.td.note(id, name)
+			}
+		}
+		cancel()
+	} else {
+		cancel()
+	}
+	return err
 }
 func (s *composeStack) Down(ctx context.Context) error { return s.c.Down(ctx) }
 func (s *composeStack) Recreate(ctx context.Context, service string, env map[string]string) error {
-	return s.c.Recreate(ctx, service, s.with(env))
+	return s.bounded(ctx, recreateTimeout, func(ctx context.Context) error { return s.c.Recreate(ctx, service, s.with(env)) })
 }
 func (s *composeStack) WaitHealthy(ctx context.Context, service string, timeout time.Duration) error {
-	return s.c.WaitHealthy(ctx, service, timeout)
+	return s.bounded(ctx, timeout+dockerCallTimeout, func(ctx context.Context) error { return s.c.WaitHealthy(ctx, service, timeout) })
 }
 func (s *composeStack) ContainerID(ctx context.Context, service string) (string, error) {
-	return s.c.ContainerID(ctx, service)
+	var id string
+	err := s.bounded(ctx, dockerCallTimeout, func(ctx context.Context) error {
+		var err error
+		id, err = s.c.ContainerID(ctx, service)
+		return err
+	})
+	s.td.note(id, "server "+service)
+	return id, err
 }
 func (s *composeStack) Remove(ctx context.Context, service string) error {
-	return s.c.Remove(ctx, service)
+	return s.bounded(ctx, removeTimeout, func(ctx context.Context) error { return s.c.Remove(ctx, service) })
 }
+func (s *composeStack) Inspect(ctx context.Context, id string) (compose.ContainerState, error) {
+	var st compose.ContainerState
+	err := s.bounded(ctx, dockerCallTimeout, func(ctx context.Context) error {
+		var err error
+		st, err = s.c.Inspect(ctx, id)
+		return err
+	})
+	return st, err
+}
+func (s *composeStack) Logs(ctx context.Context, id string) ([]byte, error) {
+	var b []byte
+	err := s.bounded(ctx, dockerCallTimeout, func(ctx context.Context) error {
+		var err error
+		b, err = s.c.Logs(ctx, id)
+		return err
+	})
+	return b, err
+}
+
+// Run runs a tool within limit; a tool still running then is stopped and its container removed.
 func (s *composeStack) Run(ctx context.Context, o OneOff) ([]byte, []byte, int, error) {
-	return s.c.Run(ctx, o.Service, o.Name, o.Entrypoint, s.with(o.Env), o.Args)
+	var stdout, stderr []byte
+	code := -1
+	s.td.note(o.Name, "load tool "+o.Service)
+	err := s.bounded(ctx, o.Limit, func(ctx context.Context) error {
+		var err error
+		stdout, stderr, code, err = s.c.Run(ctx, o.Service, o.Name, o.Entrypoint, s.with(o.Env), o.Args)
+		return err
+	})
+	return stdout, stderr, code, err
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/protobench/protobench/internal/record"
+	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/scenario"
 )
 
@@ -41,6 +42,9 @@ type Options struct {
 	KeepUp       bool
 	DryRun       bool
 	Resume       string // an earlier results folder to continue
+	Project      string // compose project name
+	Publish      bool   // publish Prometheus and Grafana on 127.0.0.1
+	Docker       string // the docker CLI
 	Stdout       io.Writer
 	Stderr       io.Writer
 }
@@ -78,8 +82,9 @@ func resultsDirName(now time.Time, name string) string {
 	return now.UTC().Format("20060102T150405Z") + "-" + name
 }
 
-// loadFinished reads the records of an interrupted run, keeping only runs that produced a
-// measurement, so that --resume redoes failed steps.
+// loadFinished reads the records of an interrupted run and keeps only those that finished
+// without error: they are done, and --resume redoes every other run (its failed record is
+// replaced, so the folder never holds two records of one run).
 func loadFinished(dir string) ([]record.Record, map[string]bool, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	if errors.Is(err, os.ErrNotExist) {
@@ -94,12 +99,13 @@ func loadFinished(dir string) ([]record.Record, map[string]bool, error) {
 	}
 	done := map[string]bool{}
 	var kept []record.Record
-	for _, r := range recs {
-		if r.Error != "" && r.Requests == 0 {
+	for _, r := range validRecords(recs) {
+		key := recordKey(r.Step, r.Target, r.Tool, r.Repeat)
+		if done[key] {
 			continue
 		}
 		kept = append(kept, r)
-		done[recordKey(r.Step, r.Target, r.Tool, r.Repeat)] = true
+		done[key] = true
 	}
 	return kept, done, nil
 }
@@ -108,15 +114,12 @@ func recordKey(step, target, tool string, repeat int) string {
 	return strings.Join([]string{step, target, tool, fmt.Sprint(repeat)}, "|")
 }
 
-// writeJSON writes v as indented JSON, atomically so an interrupted run never leaves half a file.
+// writeJSON writes v as indented JSON, atomically (a unique temporary file beside it, fsynced,
+// renamed into place), so an interrupted run never leaves half a file.
 func writeJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return results.WriteFileAtomic(path, append(b, '\n'))
 }

@@ -33,6 +33,8 @@ func TestParseRunFlags(t *testing.T) {
 		{"two scenarios", []string{"a", "b"}, Options{}, `unexpected argument "b"`},
 		{"bad flag", []string{"smoke", "--fast"}, Options{}, "flag provided but not defined"},
 		{"bad repeat", []string{"smoke", "--repeat", "x"}, Options{}, "invalid value"},
+		{"project", []string{"smoke", "--project", "pb-2", "--publish"}, Options{Scenario: "smoke", Publish: true}, ""},
+		{"bad project", []string{"smoke", "--project", "My Stack"}, Options{}, "--project"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,6 +49,11 @@ func TestParseRunFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Stack defaults come from the environment (PROTOBENCH_PROJECT, PROTOBENCH_DOCKER).
+			if got.Project == "" || got.Docker == "" {
+				t.Fatalf("project %q docker %q: want defaults", got.Project, got.Docker)
+			}
+			got.Project, got.Docker = "", ""
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("got %+v, want %+v", got, tt.want)
 			}
@@ -61,14 +68,14 @@ func TestResultsDirNameSortsByTime(t *testing.T) {
 	}
 }
 
-func TestUsageQueriesMatchComposeServiceLabel(t *testing.T) {
-	q := usageQueries("python-grpc", 30500*time.Millisecond)
-	want := `sum(increase(container_cpu_usage_seconds_total{container_label_com_docker_compose_service="python-grpc"}[30500ms]))`
+func TestUsageQueriesMatchComposeProjectAndServiceLabels(t *testing.T) {
+	q := usageQueries("pb-x", "python-grpc", 30500*time.Millisecond)
+	want := `sum(increase(container_cpu_usage_seconds_total{container_label_com_docker_compose_project="pb-x",container_label_com_docker_compose_service="python-grpc"}[30500ms]))`
 	if q["cpu"] != want {
 		t.Fatalf("cpu query = %s\nwant %s", q["cpu"], want)
 	}
 	for key, expr := range q {
-		if !strings.Contains(expr, `[30500ms]`) {
+		if !strings.Contains(expr, `[30500ms]`) || !strings.Contains(expr, `container_label_com_docker_compose_project="pb-x"`) {
 			t.Errorf("%s query %s lacks the window", key, expr)
 		}
 	}
@@ -115,10 +122,10 @@ func TestLoadFinishedSkipsFailedRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(kept) != 2 {
-		t.Fatalf("kept %d records, want 2 (the failed run is redone)", len(kept))
+	if len(kept) != 1 {
+		t.Fatalf("kept %d records, want 1 (failed runs, measured or not, are redone)", len(kept))
 	}
-	if !done[recordKey("a", "grpc", "protobench", 1)] || done[recordKey("a", "rest", "protobench", 1)] {
+	if !done[recordKey("a", "grpc", "protobench", 1)] || done[recordKey("a", "rest", "protobench", 1)] || done[recordKey("a", "rest", "wrk", 1)] {
 		t.Fatalf("done = %v", done)
 	}
 	if _, _, err := loadFinished(t.TempDir()); err != nil {

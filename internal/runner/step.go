@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/protobench/protobench/internal/compose"
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/scenario"
@@ -26,6 +28,9 @@ type Stack interface {
 	// Run runs a one-off container and returns its output and exit code.
 	Run(ctx context.Context, spec OneOff) (stdout, stderr []byte, exitCode int, err error)
 	Remove(ctx context.Context, service string) error
+	// Inspect and Logs read a container after its run, to diagnose a server that died.
+	Inspect(ctx context.Context, id string) (compose.ContainerState, error)
+	Logs(ctx context.Context, id string) ([]byte, error)
 }
 
 // OneOff is a run-once tool container.
@@ -35,6 +40,9 @@ type OneOff struct {
 	Entrypoint string // empty: the image's own
 	Env        map[string]string
 	Args       []string
+	// Limit bounds the whole run: warm-up + duration + a margin. A tool still running then
+	// (hung, paused) is stopped and its container removed.
+	Limit time.Duration
 }
 
 // Meter reads what cAdvisor saw of a service over a window.
@@ -58,6 +66,26 @@ type stepRunner struct {
 	log       func(format string, args ...any)
 	// missingTools maps a tool to why it cannot run on this machine.
 	missingTools map[string]string
+	project      string // compose project: tool containers are named after it
+}
+
+// Flags the runner sets on a run whose server or tool failed it. They sit beside the flags of
+// package record and print like them.
+const (
+	FlagServerFault = "server-fault" // the server was OOM-killed, crashed or restarted during the run
+	FlagTimeout     = "timeout"      // the tool did not finish within warm-up + duration + margin
+)
+
+// toolLimit is how long a tool may take: its warm-up and measured duration, plus a margin for
+// container start-up and the tool's own teardown, which grows with the run.
+func toolLimit(warmup, duration time.Duration) time.Duration {
+	return warmup + duration + 15*time.Second + (warmup+duration)/4
+}
+
+// serverRef is the server container of the run in progress.
+type serverRef struct {
+	service string
+	id      string
 }
 
 // serverHealthTimeout bounds a server's start. The Python server imports grpcio, which is slow
@@ -68,7 +96,29 @@ const serverHealthTimeout = 90 * time.Second
 // a couple of housekeeping intervals (1 s) plus a scrape (1 s) when healthy.
 const containerSeenTimeout = 20 * time.Second
 
+// run carries out one planned run and returns its record. Whatever happened, the server it
+// started is inspected (an OOM kill or a crash becomes the record's error and FlagServerFault),
+// its log is kept in raw/, and it is removed.
 func (s *stepRunner) run(ctx context.Context, plan *scenario.Plan, r scenario.Run) record.Record {
+	var srv serverRef
+	rec := s.measure(ctx, plan, r, &srv)
+	if srv.service == "" || ctx.Err() != nil {
+		// Interrupted: the teardown removes every container of the project at once, within its
+		// own deadline, instead of this run's server taking its time alone.
+		return rec
+	}
+	if srv.id != "" {
+		s.diagnoseServer(ctx, &rec, r, srv)
+	}
+	// A fresh server per run: stopping it here keeps one run's heap and connections out of the
+	// next, and frees the server core for the cooldown.
+	if err := s.stack.Remove(context.WithoutCancel(ctx), srv.service); err != nil {
+		s.log("warning: removing %s: %v", srv.service, err)
+	}
+	return rec
+}
+
+func (s *stepRunner) measure(ctx context.Context, plan *scenario.Plan, r scenario.Run, srv *serverRef) record.Record {
 	rec := results.FromRun(plan, r)
 	rec.DurationS = 0 // the tool reports the window it really measured
 	fail := func(err error) record.Record {
@@ -87,7 +137,8 @@ func (s *stepRunner) run(ctx context.Context, plan *scenario.Plan, r scenario.Ru
 	inv := tool.Invocation{
 		Target: r.Target, Address: ep.address(), Scheme: ep.Scheme, Method: r.Method, Pattern: r.Pattern,
 		Model: r.Model, Connections: r.Connections, Concurrency: r.Concurrency, RatePerSec: r.Rate,
-		PayloadBytes: r.PayloadBytes, Duration: r.Duration, RawDir: s.rawMount, RawPrefix: r.ID,
+		PayloadBytes: r.PayloadBytes, HTTPVersion: r.HTTPVersion, Encoding: r.Encoding,
+		Duration: r.Duration, RawDir: s.rawMount, RawPrefix: r.ID,
 		Labels:        map[string]string{"scenario": s.scenario, "step": r.Step, "run_id": s.runID},
 		PrometheusURL: s.promURL,
 	}
@@ -99,23 +150,21 @@ func (s *stepRunner) run(ctx context.Context, plan *scenario.Plan, r scenario.Ru
 	}
 
 	serverEnv := serverEnvironment(r)
-	if err := s.stack.Recreate(ctx, ep.Service, serverEnv); err != nil {
+	srv.service = ep.Service
+	err = s.stack.Recreate(ctx, ep.Service, serverEnv)
+	if id, idErr := s.stack.ContainerID(ctx, ep.Service); idErr == nil {
+		srv.id = id
+	}
+	if err != nil {
 		return fail(fmt.Errorf("start %s: %w", ep.Service, err))
 	}
-	defer func() {
-		// A fresh server per run: stopping it here keeps one run's heap and connections out of
-		// the next, and frees the server core for the cooldown.
-		if err := s.stack.Remove(context.WithoutCancel(ctx), ep.Service); err != nil {
-			s.log("warning: removing %s: %v", ep.Service, err)
-		}
-	}()
 	if err := s.stack.WaitHealthy(ctx, ep.Service, serverHealthTimeout); err != nil {
 		return fail(fmt.Errorf("%s did not become healthy: %w", ep.Service, err))
 	}
 
-	if id, err := s.stack.ContainerID(ctx, ep.Service); err != nil || id == "" {
-		s.log("warning: no container ID for %s (%v): its CPU may be missing from the first seconds", ep.Service, err)
-	} else if err := s.meter.WaitSeen(ctx, id, containerSeenTimeout); err != nil {
+	if srv.id == "" {
+		s.log("warning: no container ID for %s: its CPU may be missing from the first seconds", ep.Service)
+	} else if err := s.meter.WaitSeen(ctx, srv.id, containerSeenTimeout); err != nil {
 		s.log("warning: %s: %v", r.ID, err)
 	}
 
@@ -129,9 +178,15 @@ func (s *stepRunner) run(ctx context.Context, plan *scenario.Plan, r scenario.Ru
 		if err := s.writeInputs(adapter, warm); err != nil {
 			return fail(err)
 		}
-		stdout, stderr, _, err := s.stack.Run(ctx, oneOff(adapter, clientEnv, warm))
+		o := s.oneOff(adapter, clientEnv, warm)
+		o.Limit = toolLimit(0, r.Warmup)
+		stdout, stderr, _, err := s.stack.Run(ctx, o)
 		rec.RawFiles = append(rec.RawFiles, s.saveRaw(warm.RawPrefix, adapter.Name(), stdout, stderr)...)
 		if err != nil {
+			if timedOut(ctx, err) {
+				rec.Flags = appendFlag(rec.Flags, FlagTimeout)
+				return fail(fmt.Errorf("timeout: the %s warm-up did not finish within %s; its container was removed", r.Tool, o.Limit))
+			}
 			return fail(fmt.Errorf("warm-up with %s: %w", r.Tool, err))
 		}
 	}
@@ -140,10 +195,16 @@ func (s *stepRunner) run(ctx context.Context, plan *scenario.Plan, r scenario.Ru
 		return fail(err)
 	}
 	started := time.Now()
-	stdout, stderr, code, err := s.stack.Run(ctx, oneOff(adapter, clientEnv, inv))
+	o := s.oneOff(adapter, clientEnv, inv)
+	o.Limit = toolLimit(inv.Warmup, r.Duration)
+	stdout, stderr, code, err := s.stack.Run(ctx, o)
 	ended := time.Now()
 	rec.RawFiles = append(rec.RawFiles, s.saveRaw(r.ID, adapter.Name(), stdout, stderr)...)
 	if err != nil {
+		if timedOut(ctx, err) {
+			rec.Flags = appendFlag(rec.Flags, FlagTimeout)
+			return fail(fmt.Errorf("timeout: %s did not finish within %s (warm-up + duration + margin); its container was removed", r.Tool, o.Limit))
+		}
 		return fail(fmt.Errorf("run %s: %w", r.Tool, err))
 	}
 	files, names := s.collectFiles(r.ID)
@@ -170,10 +231,69 @@ func (s *stepRunner) run(ctx context.Context, plan *scenario.Plan, r scenario.Ru
 	// that cover the end of the window before asking for them.
 	select {
 	case <-ctx.Done():
+		// Interrupted: no CPU reading, and execute keeps the record without counting it done.
+		return rec
 	case <-time.After(s.settle):
 	}
 	s.addUsage(ctx, &rec, r, ep.Service, adapter.Service(), windowStart, windowEnd)
 	return rec
+}
+
+// timedOut tells a tool run that hit its own limit from one the caller cancelled.
+func timedOut(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded)
+}
+
+// diagnoseServer inspects the run's server container after the run: an OOM kill, an exit or a
+// restart becomes the record's error (before any other) and FlagServerFault; the measured
+// figures stay. The server's log goes to raw/ in every case.
+func (s *stepRunner) diagnoseServer(ctx context.Context, rec *record.Record, r scenario.Run, srv serverRef) {
+	ctx = context.WithoutCancel(ctx)
+	if logs, err := s.stack.Logs(ctx, srv.id); err == nil || len(logs) > 0 {
+		name := filepath.Join("raw", r.ID+".server."+srv.service+".log")
+		if err := results.WriteFileAtomic(filepath.Join(s.resultDir, name), logs); err != nil {
+			s.log("warning: keeping the server log: %v", err)
+		} else {
+			rec.RawFiles = append(rec.RawFiles, name)
+		}
+	}
+	st, err := s.stack.Inspect(ctx, srv.id)
+	if err != nil {
+		s.log("warning: inspecting %s after %s: %v", srv.service, r.ID, err)
+		return
+	}
+	fault := serverFault(st, srv.service)
+	if fault == "" {
+		return
+	}
+	if rec.Error != "" {
+		fault += "; " + rec.Error
+	}
+	rec.Error = fault
+	rec.Flags = appendFlag(rec.Flags, FlagServerFault)
+}
+
+// serverFault describes what went wrong with a server container, or "" when nothing did.
+func serverFault(st compose.ContainerState, service string) string {
+	switch {
+	case st.OOMKilled:
+		if st.MemoryLimit > 0 {
+			return fmt.Sprintf("server %s OOM-killed at its %s cap", service, formatMiB(st.MemoryLimit))
+		}
+		return fmt.Sprintf("server %s OOM-killed", service)
+	case st.Status == "exited" || st.Status == "dead":
+		return fmt.Sprintf("server %s exited with code %d during the run", service, st.ExitCode)
+	case st.RestartCount > 0:
+		return fmt.Sprintf("server %s restarted %d times during the run", service, st.RestartCount)
+	}
+	return ""
+}
+
+func formatMiB(b int64) string {
+	if b%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", b>>20)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
 }
 
 // measuredWindow is the interval the tool measured. A tool that reports its own window (our
@@ -292,8 +412,8 @@ func formatCPUs(c float64) string {
 }
 
 // oneOff describes the tool container for one invocation.
-func oneOff(a tool.Adapter, env map[string]string, inv tool.Invocation) OneOff {
-	o := OneOff{Service: a.Service(), Name: containerName(a), Env: env, Args: a.Args(inv)}
+func (s *stepRunner) oneOff(a tool.Adapter, env map[string]string, inv tool.Invocation) OneOff {
+	o := OneOff{Service: a.Service(), Name: containerName(s.project, a), Env: env, Args: a.Args(inv)}
 	if p, ok := a.(tool.Programmer); ok {
 		o.Entrypoint = p.Program()
 	}
@@ -308,16 +428,23 @@ func (s *stepRunner) writeInputs(a tool.Adapter, inv tool.Invocation) error {
 		return nil
 	}
 	for name, data := range f.InputFiles(inv) {
-		if err := os.WriteFile(filepath.Join(s.resultDir, "raw", filepath.Base(name)), data, 0o644); err != nil {
+		if err := results.WriteFileAtomic(filepath.Join(s.resultDir, "raw", filepath.Base(name)), data); err != nil {
 			return fmt.Errorf("write %s input %s: %w", a.Name(), name, err)
 		}
 	}
 	return nil
 }
 
-// containerName is the fixed name of a tool's one-off container. Prometheus finds the load
-// generator's live metrics by this name on the compose network.
-func containerName(a tool.Adapter) string { return "protobench-" + a.Service() }
+// containerName is the fixed name of a tool's one-off container, <project>-<service>: unique per
+// compose project, so the leftover a crashed run of ours may leave (removed before each run) is
+// never another stack's. Prometheus finds the default project's load generator by this name
+// (protobench-loadgen) for its live metrics.
+func containerName(project string, a tool.Adapter) string {
+	if project == "" {
+		project = "protobench"
+	}
+	return project + "-" + a.Service()
+}
 
 // saveRaw writes a tool's stdout and stderr untouched and returns their paths under the results
 // folder.
@@ -325,7 +452,7 @@ func (s *stepRunner) saveRaw(prefix, toolName string, stdout, stderr []byte) []s
 	var names []string
 	for suffix, data := range map[string][]byte{"stdout": stdout, "stderr": stderr} {
 		name := filepath.Join("raw", fmt.Sprintf("%s.%s.%s", prefix, toolName, suffix))
-		if err := os.WriteFile(filepath.Join(s.resultDir, name), data, 0o644); err != nil {
+		if err := results.WriteFileAtomic(filepath.Join(s.resultDir, name), data); err != nil {
 			s.log("warning: keeping raw output: %v", err)
 			continue
 		}
