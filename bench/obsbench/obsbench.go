@@ -10,6 +10,8 @@
 // trials pause its containers (docker pause freezes them: no scrape, no housekeeping), so both
 // arms run against the same server process and the same page cache, and switching costs a second.
 // Trials alternate on/off and off/on from repeat to repeat, so drift over minutes favours neither.
+// With --tool k6 the step is measured by k6 (its image, the k6 adapter's command line), which
+// pushes its metrics to Prometheus by remote write in the stack-on trials, as it does in a run.
 package obsbench
 
 import (
@@ -49,6 +51,7 @@ type options struct {
 	housekeeping             string
 	outDir                   string
 	keep                     bool
+	tool                     string // protobench or k6
 }
 
 // Command runs `protobench bench-observability` and returns the exit code: 0 when it ran (whatever
@@ -84,6 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.scrapeInterval, "scrape-interval", "1s", "Prometheus scrape interval (the stack's is 1s)")
 	fs.StringVar(&o.housekeeping, "housekeeping", "1s", "cAdvisor housekeeping interval (the stack's is 1s)")
 	fs.StringVar(&o.outDir, "out", "", "folder for the raw results (default: a new temporary folder)")
+	fs.StringVar(&o.tool, "tool", "protobench", "load tool: protobench (its live metrics scraped every second) or k6 (remote write every second while the stack is on)")
 	fs.BoolVar(&o.keep, "keep", false, "leave the stack's containers running at the end (for a look at Prometheus)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -99,6 +103,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--server-core and --client-core are both %d: the server and the generator need a core each", o.serverCore)
 	case o.connections < 1:
 		return o, fmt.Errorf("--connections %d: want at least 1", o.connections)
+	case o.tool != "protobench" && o.tool != "k6":
+		return o, fmt.Errorf("--tool %q: want protobench or k6", o.tool)
 	}
 	for _, d := range []struct{ flag, v string }{{"--scrape-interval", o.scrapeInterval}, {"--housekeeping", o.housekeeping}} {
 		if v, err := time.ParseDuration(d.v); err != nil || v <= 0 {
@@ -144,8 +150,8 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if o.obsCPUs == "" {
 		o.obsCPUs = otherCores(o.serverCore, o.clientCore)
 	}
-	fmt.Fprintf(stdout, "bench-observability: server on core %d, generator on core %d, stack on cpus %q; %d x %s per arm; raw files in %s\n",
-		o.serverCore, o.clientCore, orUnpinned(o.obsCPUs), o.repeats, o.duration, o.outDir)
+	fmt.Fprintf(stdout, "bench-observability: %s; server on core %d, generator on core %d, stack on cpus %q; %d x %s per arm; raw files in %s\n",
+		o.tool, o.serverCore, o.clientCore, orUnpinned(o.obsCPUs), o.repeats, o.duration, o.outDir)
 	if o.obsCPUs == "" {
 		fmt.Fprintln(stdout, "bench-observability: warning: no core left for the stack, which then competes with the step: the cost measured here is an upper bound")
 	}
@@ -156,7 +162,11 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	defer srv.stop()
 
-	set, err := images.Ensure(ctx, images.Options{RepoRoot: root, Only: []string{images.Prometheus, images.Cadvisor, images.NodeExporter}})
+	wanted := []string{images.Prometheus, images.Cadvisor, images.NodeExporter}
+	if o.tool == "k6" {
+		wanted = append(wanted, images.K6)
+	}
+	set, err := images.Ensure(ctx, images.Options{RepoRoot: root, Only: wanted})
 	if err != nil {
 		return fmt.Errorf("images: %w", err)
 	}
@@ -188,7 +198,16 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			}
 			time.Sleep(o.settle)
 			before := st.cpu()
-			tr, err := runLoad(ctx, self, o, srv.addr, loadMetrics, filepath.Join(o.outDir, fmt.Sprintf("r%d-%s.json", rep, onOff(on))))
+			var tr trial
+			if o.tool == "k6" {
+				promURL := ""
+				if on {
+					promURL = "http://" + st.promAddr
+				}
+				tr, err = runK6(ctx, o, set[images.K6].Ref, srv.addr, promURL, fmt.Sprintf("r%d-%s", rep, onOff(on)))
+			} else {
+				tr, err = runLoad(ctx, self, o, srv.addr, loadMetrics, filepath.Join(o.outDir, fmt.Sprintf("r%d-%s.json", rep, onOff(on))))
+			}
 			if err != nil {
 				return err
 			}
