@@ -155,7 +155,7 @@ func figures(f *report.Folder, k key) Figures {
 		return fig
 	}
 	i := idx[0]
-	secs := f.PerRun[i].Seconds
+	secs := f.PerRun[i].Measured()
 	if len(secs) < minSamples {
 		fig.Samples = samplesRepeat
 		fig.Throughput = []float64{f.Records[i].ThroughputRPS}

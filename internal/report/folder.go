@@ -80,6 +80,7 @@ type RunDetail struct {
 // Second is one second of a run as the load generator recorded it.
 type Second struct {
 	T             float64 // end of the interval, seconds since the measured window began
+	Warmup        bool    // before the measured window (T ≤ 0)
 	ThroughputRPS float64
 	P50Ms, P99Ms  float64
 	Errors        int64
@@ -151,8 +152,8 @@ func rawFiles(dir string) []string {
 	return out
 }
 
-// rawResult is the part of a raw JSON file the report reads: our generator's result file holds
-// "series" and "latency_spectrum"; a per-second file holds "seconds" or "points".
+// rawResult is the part of our generator's result file the report reads: "latency_spectrum",
+// and "series" from versions that kept the per-second figures there.
 type rawResult struct {
 	Series []struct {
 		T             float64 `json:"t_s"`
@@ -167,12 +168,34 @@ type rawResult struct {
 	} `json:"latency_spectrum"`
 }
 
-// readDetail looks through a record's raw files for per-second figures and a spectrum. Files
-// that do not hold them (a tool's stdout, another tool's JSON) are skipped, not errors.
+// readDetail looks through a record's raw files for per-second figures and a spectrum: the
+// load generator's timeline (raw/<run>.timeseries.json, record.Timeseries) first, else the
+// "series" of its result file. Files that hold neither (a tool's stdout, another tool's JSON)
+// are skipped, not errors.
 func readDetail(dir string, r record.Record) RunDetail {
 	var d RunDetail
 	for _, name := range r.RawFiles {
-		if !strings.HasSuffix(name, ".json") || strings.Contains(filepath.Base(name), ".warmup") {
+		if !strings.HasSuffix(name, ".timeseries.json") || strings.Contains(filepath.Base(name), ".warmup") {
+			continue
+		}
+		file, err := os.Open(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil {
+			continue
+		}
+		ts, err := record.DecodeTimeseries(file)
+		file.Close()
+		if err != nil || len(ts.Points) == 0 {
+			continue
+		}
+		for _, p := range ts.Points {
+			d.Seconds = append(d.Seconds, Second{T: p.TS, Warmup: p.Warmup, ThroughputRPS: p.ThroughputRPS,
+				P50Ms: p.LatencyMs.P50, P99Ms: p.LatencyMs.P99, Errors: p.Errors})
+		}
+		d.SecondsFrom = name
+		break
+	}
+	for _, name := range r.RawFiles {
+		if !strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".timeseries.json") || strings.Contains(filepath.Base(name), ".warmup") {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
@@ -196,4 +219,15 @@ func readDetail(dir string, r record.Record) RunDetail {
 		}
 	}
 	return d
+}
+
+// Measured is the run's seconds inside the measured window, warm-up left out.
+func (d RunDetail) Measured() []Second {
+	var out []Second
+	for _, s := range d.Seconds {
+		if !s.Warmup {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -1,9 +1,11 @@
 package report
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -27,6 +29,20 @@ func TestWriteInBrowser(t *testing.T) {
 			}
 			path := filepath.Join(dir, File)
 			checkSelfContained(t, path)
+			page, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Every run of our generator has its seconds (from the timeline file or, for second
+			// repeats, the result file); only the wrk run has none.
+			if n := strings.Count(string(page), "no per-second data for this run"); n != 1 {
+				t.Errorf("%d runs without per-second data, want 1 (the wrk run)", n)
+			}
+			for _, id := range []string{"step-getuser", "step-sweep", "step-sweep-conn16", "cpu", "published", "flags", "raw"} {
+				if !strings.Contains(string(page), `id="`+id+`"`) {
+					t.Errorf("no element with id %q", id)
+				}
+			}
 			res := browsertest.Check(t, path, "report-"+c.name)
 			for _, b := range res.SVGs {
 				t.Logf("%5.1f %% ink, %4.1f %% colour  %s", 100*b.Ink, 100*b.Colour, b.Label)
@@ -49,6 +65,68 @@ func checkSelfContained(t *testing.T, path string) {
 	for _, m := range regexp.MustCompile(`(?:href|src)="([^"]*)"`).FindAllStringSubmatch(page, -1) {
 		if strings.Contains(m[1], "://") || strings.HasPrefix(m[1], "//") {
 			t.Errorf("%s links outside the results folder: %s", path, m[1])
+		}
+	}
+}
+
+// TestSummaryLinks follows every step row of summary.md to report.html's section, and to
+// Grafana over the step's window when the run had Grafana.
+func TestSummaryLinks(t *testing.T) {
+	for _, grafana := range []string{"", "http://127.0.0.1:3000"} {
+		dir := reporttest.Folder(t, reporttest.Options{GrafanaURL: grafana})
+		if err := Write(dir); err != nil {
+			t.Fatal(err)
+		}
+		summary, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := os.ReadFile(filepath.Join(dir, File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := 0
+		for _, line := range strings.Split(string(summary), "\n") {
+			m := regexp.MustCompile(`\[report\]\(report\.html#([^)]+)\)`).FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			rows++
+			if !strings.Contains(string(page), `id="`+m[1]+`"`) {
+				t.Errorf("summary links to #%s, which report.html lacks", m[1])
+			}
+			g := regexp.MustCompile(`\[Grafana\]\(([^)]+)\)`).FindStringSubmatch(line)
+			if (g != nil) != (grafana != "") {
+				t.Errorf("Grafana link %v with grafana_url %q: %s", g, grafana, line)
+				continue
+			}
+			if g == nil {
+				continue
+			}
+			step := strings.TrimPrefix(m[1], "step-")
+			u, err := url.Parse(g[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			from, _ := strconv.ParseFloat(u.Query().Get("from"), 64)
+			to, _ := strconv.ParseFloat(u.Query().Get("to"), 64)
+			for _, r := range f.Records {
+				if r.Step == step && r.Target == u.Query().Get("var-target") && (r.StartUnix*1000 < from || r.EndUnix*1000 > to) {
+					t.Errorf("Grafana link window %.0f–%.0f ms misses %s %s repeat %d (%.0f–%.0f)", from, to, r.Step, r.Target, r.Repeat, r.StartUnix*1000, r.EndUnix*1000)
+				}
+			}
+			for _, want := range []string{grafana + "/d/protobench-overview/", "var-step=" + step + "&", "var-run_id=" + f.Run.RunID, "from=", "to="} {
+				if !strings.Contains(g[1], want) {
+					t.Errorf("Grafana link %s lacks %q", g[1], want)
+				}
+			}
+		}
+		if rows != len(f.Summary.Groups) {
+			t.Errorf("grafana %q: %d step rows link to the report, want %d (one per row)", grafana, rows, len(f.Summary.Groups))
 		}
 	}
 }

@@ -81,6 +81,8 @@ type Options struct {
 	Jitter float64
 	// Interrupted leaves run.json without a finish time and drops the last runs.
 	Interrupted bool
+	// GrafanaURL is recorded in run.json, as when Grafana ran.
+	GrafanaURL string
 	// Quick plans as --quick does: one repeat of each step, cut short.
 	Quick bool
 	// ScenarioText replaces Scenario (e.g. to make a folder of another scenario).
@@ -149,11 +151,21 @@ func Write(dir string, opts Options) error {
 		}
 		rec.RawFiles = append(rec.RawFiles, raw)
 		if r.Tool == "protobench" {
+			// Second repeats keep their seconds in the result file, as generators before
+			// --timeseries did; the others have the timeline file the runner keeps today.
+			legacy := r.Repeat == 2
 			name := filepath.Join("raw", r.ID+".json")
-			if err := writeJSON(filepath.Join(dir, name), generatorResult(rec)); err != nil {
+			if err := writeJSON(filepath.Join(dir, name), generatorResult(rec, legacy)); err != nil {
 				return err
 			}
 			rec.RawFiles = append(rec.RawFiles, name)
+			if !legacy {
+				name := filepath.Join("raw", r.ID+".timeseries.json")
+				if err := writeJSON(filepath.Join(dir, name), timeseries(rec, r.Warmup.Seconds())); err != nil {
+					return err
+				}
+				rec.RawFiles = append(rec.RawFiles, name)
+			}
 		}
 		recs = append(recs, rec)
 	}
@@ -168,29 +180,58 @@ func Write(dir string, opts Options) error {
 		"cpu_layout":      plan.Layout,
 		"notes":           []string{},
 	}
+	if opts.GrafanaURL != "" {
+		run["grafana_url"] = opts.GrafanaURL
+	}
 	if !opts.Interrupted {
 		run["finished"] = start.Add(time.Hour)
 	}
 	return results.WriteAll(dir, run, plan, recs)
 }
 
-// generatorResult is the part of our generator's result file the report reads: per-second
-// figures with a warm-up drift in the first seconds, and a percentile spectrum.
-func generatorResult(rec record.Record) map[string]any {
-	var series []map[string]any
-	for s := 1; s <= int(rec.DurationS); s++ {
-		f := 1.0
-		if s == 1 {
-			f = 0.8
+// secondFactor is the drift a generated run shows: slow in its first second.
+func secondFactor(s int) float64 {
+	if s <= 1 {
+		return 0.8
+	}
+	return 1
+}
+
+// generatorResult is the part of our generator's result file the report reads: a percentile
+// spectrum, and with legacy the per-second "series" older generators wrote there.
+func generatorResult(rec record.Record, legacy bool) map[string]any {
+	out := map[string]any{"throughput_rps": rec.ThroughputRPS}
+	if legacy {
+		var series []map[string]any
+		for s := 1; s <= int(rec.DurationS); s++ {
+			f := secondFactor(s)
+			series = append(series, map[string]any{"t_s": float64(s), "requests": int64(rec.ThroughputRPS * f),
+				"throughput_rps": rec.ThroughputRPS * f, "p50_ms": rec.LatencyMs.P50, "p99_ms": rec.LatencyMs.P99 / f, "errors": 0})
 		}
-		series = append(series, map[string]any{"t_s": float64(s), "requests": int64(rec.ThroughputRPS * f),
-			"throughput_rps": rec.ThroughputRPS * f, "p50_ms": rec.LatencyMs.P50, "p99_ms": rec.LatencyMs.P99 / f, "errors": 0})
+		out["series"] = series
 	}
 	var spectrum []map[string]any
 	for _, q := range []struct{ p, m float64 }{{0, 0.2}, {50, 0.9}, {75, 1.2}, {90, 1.6}, {99, 3}, {99.9, 6}, {99.99, 9}, {100, 12}} {
 		spectrum = append(spectrum, map[string]any{"percentile": q.p, "value_ms": rec.LatencyMs.Mean * q.m, "total_count": rec.Requests})
 	}
-	return map[string]any{"throughput_rps": rec.ThroughputRPS, "series": series, "latency_spectrum": spectrum}
+	out["latency_spectrum"] = spectrum
+	return out
+}
+
+// timeseries is the run's timeline file: warm-up seconds (at or before 0), then the window.
+func timeseries(rec record.Record, warmupS float64) record.Timeseries {
+	ts := record.Timeseries{Version: record.TimeseriesVersion, Scenario: rec.Scenario, Step: rec.Step, Target: rec.Target,
+		Tool: rec.Tool, Method: rec.Method, Model: rec.Model, StartUnix: rec.StartUnix, EndUnix: rec.EndUnix, IntervalS: 1}
+	for s := 1 - int(warmupS); s <= int(rec.DurationS); s++ {
+		f := secondFactor(s)
+		if s <= 0 {
+			f = 0.6
+		}
+		ts.Points = append(ts.Points, record.TimeseriesPoint{TS: float64(s), SpanS: 1, Warmup: s <= 0,
+			Requests: int64(rec.ThroughputRPS * f), ThroughputRPS: rec.ThroughputRPS * f,
+			LatencyMs: record.PointLatency{P50: rec.LatencyMs.P50 / f, P99: rec.LatencyMs.P99 / f, Max: rec.LatencyMs.Max / f}})
+	}
+	return ts
 }
 
 func writeJSON(path string, v any) error {
