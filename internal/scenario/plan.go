@@ -16,9 +16,9 @@ const StartOverhead = 3 * time.Second
 // at most QuickWarmup of it (a warm-up still matters: JIT-free Go servers need little, but
 // connection set-up and HTTP/2 window growth do), and cool-downs shrink to QuickCooldown.
 const (
-	QuickBudget   = 10 * time.Second
+	QuickBudget   = 7 * time.Second
 	QuickWarmup   = 2 * time.Second
-	QuickCooldown = 1 * time.Second
+	QuickCooldown = 500 * time.Millisecond
 )
 
 // PlanOptions are the command-line choices that shape a plan.
@@ -76,8 +76,9 @@ type Plan struct {
 }
 
 // Plan expands the scenario into runs. Runs are ordered step by step; within a step, each
-// repeat runs every target and tool before the next repeat starts, so slow drift of the host
-// (thermal, noisy neighbours) spreads over all targets instead of biasing the last one.
+// repeat runs every variant, target and tool before the next repeat starts, so slow drift of the
+// host (thermal, noisy neighbours, a VM's CPU cost moving over minutes) spreads over all the
+// cells a step compares instead of biasing the last ones.
 func (s *Scenario) Plan(opts PlanOptions) (*Plan, error) {
 	if opts.Repeat < 0 || opts.Repeat > maxRepeats {
 		return nil, fmt.Errorf("--repeat: expected 1 to %d, got %d", maxRepeats, opts.Repeat)
@@ -110,10 +111,11 @@ func (s *Scenario) Plan(opts PlanOptions) (*Plan, error) {
 		timing := s.Defaults
 		st.Timing.apply(&timing)
 		timing = adjustTiming(timing, opts)
-		for _, v := range st.Variants() {
-			keep := only(v.Name) || only(st.Name)
-			matched = matched || keep
-			for rep := 1; rep <= timing.Repeats; rep++ {
+		variants := st.Variants()
+		for rep := 1; rep <= timing.Repeats; rep++ {
+			for _, v := range variants {
+				keep := only(v.Name) || only(st.Name)
+				matched = matched || keep
 				for _, target := range v.Targets {
 					t, _ := s.Target(target)
 					if !v.appliesTo(t) {

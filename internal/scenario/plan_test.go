@@ -66,7 +66,7 @@ func TestPlanExpansion(t *testing.T) {
 		"002-sweep-conn1-p128b-grpc-ghz-r1",
 		"003-sweep-conn1-p128b-rest-protobench-r1",
 		"004-sweep-conn1-p128b-rest-wrk-r1",
-		"005-sweep-conn1-p128b-grpc-protobench-r2",
+		"005-sweep-conn1-p1kib-grpc-protobench-r1", // every variant of a repeat before the next repeat
 	}
 	for i, id := range first {
 		if p.Runs[i].ID != id {
@@ -103,11 +103,11 @@ func TestPlanOptions(t *testing.T) {
 		errText string
 	}{
 		{"quick cuts to the budget", PlanOptions{Quick: true}, 17,
-			Timing{Warmup: 2 * time.Second, Duration: 8 * time.Second, Repeats: 1, Cooldown: time.Second}, ""},
+			Timing{Warmup: 2 * time.Second, Duration: 5 * time.Second, Repeats: 1, Cooldown: 500 * time.Millisecond}, ""},
 		{"repeat overrides", PlanOptions{Repeat: 3}, 51,
 			Timing{Warmup: 5 * time.Second, Duration: 30 * time.Second, Repeats: 3, Cooldown: 2 * time.Second}, ""},
 		{"repeat beats quick", PlanOptions{Quick: true, Repeat: 2}, 34,
-			Timing{Warmup: 2 * time.Second, Duration: 8 * time.Second, Repeats: 2, Cooldown: time.Second}, ""},
+			Timing{Warmup: 2 * time.Second, Duration: 5 * time.Second, Repeats: 2, Cooldown: 500 * time.Millisecond}, ""},
 		{"only substring", PlanOptions{Only: "short"}, 1,
 			Timing{Warmup: time.Second, Duration: 3 * time.Second, Repeats: 1}, ""},
 		{"only glob on variants", PlanOptions{Only: "sweep-conn8-*"}, 16,
@@ -166,10 +166,10 @@ func TestQuickTiming(t *testing.T) {
 		name    string
 		in, out Timing
 	}{
-		{"long run is cut", Timing{5 * time.Second, 30 * time.Second, 5, 2 * time.Second}, Timing{2 * time.Second, 8 * time.Second, 1, time.Second}},
+		{"long run is cut", Timing{5 * time.Second, 30 * time.Second, 5, 2 * time.Second}, Timing{2 * time.Second, 5 * time.Second, 1, 500 * time.Millisecond}},
 		{"short run is kept", Timing{time.Second, 3 * time.Second, 3, 0}, Timing{time.Second, 3 * time.Second, 1, 0}},
 		{"long warm-up is cut first", Timing{9 * time.Second, 5 * time.Second, 1, 0}, Timing{2 * time.Second, 5 * time.Second, 1, 0}},
-		{"exactly the budget", Timing{2 * time.Second, 8 * time.Second, 2, 0}, Timing{2 * time.Second, 8 * time.Second, 1, 0}},
+		{"exactly the budget", Timing{2 * time.Second, 5 * time.Second, 2, 0}, Timing{2 * time.Second, 5 * time.Second, 1, 0}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -292,7 +292,7 @@ func TestPrint(t *testing.T) {
 	if err := p.Print(&buf); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"scenario  p: plan test", "sha256 ", "server cpuset 0, client cpuset 1", `quick (each run at most 10s`, `only "short"`,
+	for _, want := range []string{"scenario  p: plan test", "sha256 ", "server cpuset 0, client cpuset 1", `quick (each run at most 7s`, `only "short"`,
 		"017-short-netrpc-protobench-r1", "total     1 runs in 1 steps, estimated 7s"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("dry-run output lacks %q:\n%s", want, buf.String())
