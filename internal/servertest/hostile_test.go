@@ -270,7 +270,7 @@ func TestRESTBodyMemoryFollowsArrival(t *testing.T) {
 	}
 	// Every handler is then waiting inside readBody for the rest of its body.
 	waitFor(t, "handlers reading bodies", func() (bool, string) {
-		n := strings.Count(allStacks(), "restserver.readBody(")
+		n := strings.Count(allStacks(), "restserver.(*Server).readBody(")
 		return n >= conns, fmt.Sprintf("%d of %d handlers in readBody", n, conns)
 	})
 	var after runtime.MemStats

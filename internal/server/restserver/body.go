@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 )
 
 // encoding is how a body is written: JSON (raw bytes for Echo) or protobuf.
@@ -56,7 +57,7 @@ const firstReadBytes = 64 << 10
 // declared length, so a client that declares 16 MiB and sends nothing costs 64 KiB, not 16 MiB;
 // a body of known length up to 64 KiB (every small request) is still one exact allocation. On
 // failure it returns the HTTP status for the error.
-func readBody(w http.ResponseWriter, r *http.Request, limit int) ([]byte, int, error) {
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int) ([]byte, int, error) {
 	declared := r.ContentLength
 	if declared > int64(limit) {
 		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("body of %d bytes exceeds the limit of %d", declared, limit)
@@ -64,6 +65,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int) ([]byte, int, e
 	if declared == 0 {
 		return nil, 0, nil
 	}
+	s.bodyDeadline(w)
 	body := http.MaxBytesReader(w, r.Body, int64(limit))
 	size := 512
 	if declared > 0 {
@@ -96,6 +98,13 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int) ([]byte, int, e
 			return nil, http.StatusBadRequest, fmt.Errorf("reading body: %v", err)
 		}
 	}
+}
+
+// bodyDeadline gives the request body the read timeout from now. net/http lifts the deadline
+// once the request is done (HTTP/1.1: before waiting for the next request; HTTP/2: it is the
+// stream's own), so it never touches an idle keep-alive connection.
+func (s *Server) bodyDeadline(w http.ResponseWriter) {
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.readTimeout))
 }
 
 // bodyError maps the errors of reading a body that are not the client's syntax: the size limit

@@ -24,9 +24,13 @@
 // Limits against bad clients: every body is capped at serverkit.MaxMessageBytes (the limit every
 // server shares; Echo's raw payload at the payload limit itself), refused with 413 at once when
 // its declared length is larger, and read as it arrives, never into a buffer sized by a length
-// the client merely declared. Headers must arrive within the read-header timeout and a whole
-// request within the read timeout, counted from its first byte, so a keep-alive connection may
-// stay idle between requests as long as the idle timeout allows (forever by default).
+// the client merely declared. Headers must arrive within the read-header timeout, and a body
+// within the read timeout from when its handler starts reading it (408 otherwise), on both
+// transports. The body deadline is set per request, only on requests with a body, rather than
+// with http.Server.ReadTimeout: that one would also become the idle timeout of keep-alive
+// connections (net/http falls back to it) and would arm a timer on every request, GETs included.
+// A keep-alive connection may stay idle between requests as long as the idle timeout allows
+// (forever by default).
 //
 // The metrics' code label is the HTTP status ("200", "413"); the method label is the contract
 // method, or "unknown" for paths outside the API.
@@ -102,11 +106,6 @@ const (
 	DefaultMaxConcurrentStreams = 250
 )
 
-// keepIdleForever stands for "no idle timeout": net/http falls back to ReadTimeout for idle
-// connections when IdleTimeout is 0, which would close the keep-alive connections a benchmark
-// leaves idle between steps.
-const keepIdleForever = 100 * 365 * 24 * time.Hour
-
 // Options are the server's settings.
 type Options struct {
 	MaxPayloadBytes int
@@ -114,9 +113,9 @@ type Options struct {
 	// or, on a new connection, its first bytes: the guard against clients that connect and never
 	// finish a request. 0 means DefaultReadHeaderTimeout.
 	ReadHeaderTimeout time.Duration
-	// ReadTimeout bounds how long a whole request, body included, may take to arrive, counted
-	// from its first byte (HTTP/1.1) or its headers (an HTTP/2 stream): the guard against bodies
-	// that drip in. 0 means DefaultReadTimeout.
+	// ReadTimeout bounds how long a request body may take to arrive, counted from when its
+	// handler starts reading it: the guard against bodies that drip in. 0 means
+	// DefaultReadTimeout.
 	ReadTimeout time.Duration
 	// IdleTimeout closes keep-alive connections idle this long; 0 keeps them open (benchmarks
 	// reuse connections across long pauses such as a warm-up gap).
@@ -128,10 +127,11 @@ type Options struct {
 
 // Server is the REST server.
 type Server struct {
-	http       *http.Server
-	metrics    *serverkit.Metrics
-	maxPayload int
-	maxMessage int
+	http        *http.Server
+	metrics     *serverkit.Metrics
+	maxPayload  int
+	maxMessage  int
+	readTimeout time.Duration
 }
 
 // New builds the server. Metrics may be nil.
@@ -144,11 +144,9 @@ func New(opts Options, m *serverkit.Metrics) *Server {
 	if opts.ReadHeaderTimeout <= 0 {
 		opts.ReadHeaderTimeout = DefaultReadHeaderTimeout
 	}
-	if opts.ReadTimeout <= 0 {
-		opts.ReadTimeout = DefaultReadTimeout
-	}
-	if opts.IdleTimeout <= 0 {
-		opts.IdleTimeout = keepIdleForever
+	s.readTimeout = opts.ReadTimeout
+	if s.readTimeout <= 0 {
+		s.readTimeout = DefaultReadTimeout
 	}
 	if opts.MaxConcurrentStreams <= 0 {
 		opts.MaxConcurrentStreams = DefaultMaxConcurrentStreams
@@ -160,7 +158,6 @@ func New(opts Options, m *serverkit.Metrics) *Server {
 		Handler:           s,
 		Protocols:         &protocols,
 		ReadHeaderTimeout: opts.ReadHeaderTimeout,
-		ReadTimeout:       opts.ReadTimeout,
 		IdleTimeout:       opts.IdleTimeout,
 		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: opts.MaxConcurrentStreams},
 	}
@@ -196,7 +193,7 @@ var Spec = serverkit.Spec{
 		header := fs.Duration("http-read-header-timeout", "PROTOBENCH_HTTP_READ_HEADER_TIMEOUT", DefaultReadHeaderTimeout,
 			"time a connection has to send its request headers")
 		read := fs.Duration("http-read-timeout", "PROTOBENCH_HTTP_READ_TIMEOUT", DefaultReadTimeout,
-			"time a request has to arrive whole, body included, from its first byte")
+			"time a request body has to arrive, from when the server starts reading it")
 		streams := fs.Int("http2-max-concurrent-streams", "PROTOBENCH_HTTP2_MAX_CONCURRENT_STREAMS", DefaultMaxConcurrentStreams,
 			"HTTP/2 (h2c) streams per connection")
 		return func(cfg serverkit.Config, m *serverkit.Metrics) (serverkit.Service, error) {
@@ -267,7 +264,7 @@ func (s *Server) echo(w http.ResponseWriter, r *http.Request) int {
 	if in == encProto {
 		limit = s.maxMessage
 	}
-	body, code, err := readBody(w, r, limit)
+	body, code, err := s.readBody(w, r, limit)
 	if err != nil {
 		return writeError(w, code, err.Error())
 	}
@@ -294,7 +291,7 @@ func (s *Server) arith(w http.ResponseWriter, r *http.Request, divide bool) int 
 	in := requestEncoding(r)
 	var a, b int64
 	if in == encProto {
-		body, code, err := readBody(w, r, s.maxMessage)
+		body, code, err := s.readBody(w, r, s.maxMessage)
 		if err != nil {
 			return writeError(w, code, err.Error())
 		}
@@ -307,6 +304,7 @@ func (s *Server) arith(w http.ResponseWriter, r *http.Request, divide bool) int 
 		if r.ContentLength > int64(s.maxMessage) {
 			return writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body of %d bytes exceeds the limit of %d", r.ContentLength, s.maxMessage))
 		}
+		s.bodyDeadline(w)
 		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, int64(s.maxMessage)))
 		var req ArithRequest
 		if err := dec.Decode(&req); err != nil {
