@@ -112,6 +112,15 @@ func runCommand(sigs *signals, opts Options, given map[string]bool) int {
 	if opts.Publish {
 		copts.Files = append(append([]string{}, compose.DefaultFiles...), "publish.yml")
 	}
+	customFile, cleanupCustom, err := prepareCustom(ctx, root, plan, stdout)
+	if err != nil {
+		fmt.Fprintln(stderr, "protobench:", err)
+		return 2
+	}
+	defer cleanupCustom()
+	if customFile != "" {
+		copts.Extra = []string{customFile}
+	}
 	cc, err := compose.New(ctx, copts)
 	if err != nil {
 		if ctx.Err() != nil {

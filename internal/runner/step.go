@@ -142,6 +142,9 @@ func (s *stepRunner) measure(ctx context.Context, plan *scenario.Plan, r scenari
 		Labels:        map[string]string{"scenario": s.scenario, "step": r.Step, "run_id": s.runID},
 		PrometheusURL: s.promURL,
 	}
+	if inv.Request, err = s.customRequest(r); err != nil {
+		return fail(err)
+	}
 	if err := adapter.Check(inv); err != nil {
 		return fail(fmt.Errorf("%s cannot run this step: %w", r.Tool, err))
 	}

@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/protobench/protobench/internal/targets"
+	"github.com/protobench/protobench/internal/tool"
 )
 
 // CustomTarget is a server of the user's own, declared in the scenario's custom_targets: it runs
@@ -106,8 +107,20 @@ func (d *decoder) decodeCustomTargets(n *yaml.Node, field string, sc *Scenario) 
 	}
 }
 
-// reservedServices are the compose services a custom target must not replace.
-var reservedServices = []string{"prometheus", "cadvisor", "node-exporter", "grafana", "loadgen", "ghz", "wrk", "k6"}
+// reservedServices are the compose services a custom target must not replace: the
+// observability stack and every tool's service.
+var reservedServices = append([]string{"prometheus", "cadvisor", "node-exporter", "grafana"}, toolServices()...)
+
+func toolServices() []string {
+	var out []string
+	for _, n := range tool.Names() {
+		a, _ := tool.Lookup(n)
+		if !slices.Contains(out, a.Service()) {
+			out = append(out, a.Service())
+		}
+	}
+	return out
+}
 
 func (d *decoder) decodeCustom(name string, n *yaml.Node, field, scenarioPath string) *CustomTarget {
 	c := &CustomTarget{Line: lineOf(n), Target: targets.Target{Name: name, Caps: targets.DefaultCaps, HealthRetries: 60}}

@@ -150,6 +150,9 @@ func (s *Scenario) compatible(tool, target string) (bool, string) {
 	if !c.Speaks(t.Protocol) {
 		return false, c.Limits
 	}
+	if own := s.Custom[target]; own != nil && own.Request != nil && !c.Requests {
+		return false, tool + " cannot send a custom target's own request"
+	}
 	return true, ""
 }
 

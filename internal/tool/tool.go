@@ -38,11 +38,30 @@ type Invocation struct {
 	RawDir    string
 	RawPrefix string
 
+	// Request is the call a custom target (a scenario's custom_targets) is measured with,
+	// instead of the contract's Method; nil for the contract.
+	Request *Request
+
 	// Labels are attached to any live metrics the tool exports (scenario, step, run_id).
 	Labels map[string]string
 	// PrometheusURL is where a tool that pushes metrics (remote write) should send them; empty
 	// when live metrics are off.
 	PrometheusURL string
+}
+
+// Request is a custom target's own call. For gRPC, ProtoFile is the .proto as the tool sees it
+// (the runner copies it under RawDir; its folder is the import path), Call the full method
+// package.Service/Method and Data the request in protobuf's JSON mapping. For HTTP, the method,
+// path, headers ("Name: value") and body.
+type Request struct {
+	ProtoFile string
+	Call      string
+	Data      string
+
+	HTTPMethod  string
+	HTTPPath    string
+	HTTPHeaders []string
+	HTTPBody    string
 }
 
 // Raw is a tool's untouched output from one invocation.
@@ -90,6 +109,8 @@ type Capabilities struct {
 	HTTP []HTTPMode
 	// Mix is true when it runs a weighted mix of methods in one step.
 	Mix bool
+	// Requests is true when it can send a custom target's own Request.
+	Requests bool
 	// Image is the logical image (internal/images) the tool runs from; ImageVariant, when set,
 	// is the variant that image must hold (wrk2 shares wrk's image where wrk2 could be built).
 	Image        string

@@ -87,7 +87,7 @@ var unary = []string{contract.MethodGetUser, contract.MethodEcho, contract.Metho
 func (Adapter) Capabilities() tool.Capabilities {
 	return tool.Capabilities{
 		Protocols: []string{targets.GRPC}, Methods: unary, Models: []string{"closed", "open"},
-		Image: "ghz", Limits: "ghz speaks gRPC only, unary methods",
+		Image: "ghz", Limits: "ghz speaks gRPC only, unary methods", Requests: true,
 	}
 }
 
@@ -99,7 +99,9 @@ func (Adapter) Check(inv tool.Invocation) error {
 	switch {
 	case inv.Scheme != "grpc":
 		return fmt.Errorf("ghz speaks gRPC only; target %q uses %q (use the protobench generator, wrk or k6)", inv.Target, inv.Scheme)
-	case !slices.Contains(unary, inv.Method):
+	case inv.Request != nil && (inv.Request.ProtoFile == "" || inv.Request.Call == ""):
+		return fmt.Errorf("ghz: a custom request needs a proto file and a call")
+	case inv.Request == nil && !slices.Contains(unary, inv.Method):
 		return fmt.Errorf("ghz: method %q not supported; want one of %s", inv.Method, strings.Join(unary, ", "))
 	case inv.Pattern != "":
 		return fmt.Errorf("ghz: pattern %q not supported (gRPC has no patterns)", inv.Pattern)
@@ -149,6 +151,9 @@ func dataFileName(inv tool.Invocation) string { return inv.RawPrefix + "-data.js
 // InputFiles returns the files (base name under RawDir → content) that must exist before ghz runs:
 // the call data when it is too long for the command line, otherwise nothing.
 func (Adapter) InputFiles(inv tool.Invocation) map[string][]byte {
+	if inv.Request != nil {
+		return nil
+	}
 	data := callData(inv)
 	if len(data) <= MaxInlineDataBytes {
 		return nil
@@ -164,14 +169,18 @@ func (Adapter) Args(inv tool.Invocation) []string {
 		// The call data is fixed, so ghz need not render it as a template for every call: that
 		// rendering is ghz's own cost, not the server's, and a cross-check should get ghz's best.
 		"--disable-template-data",
-		"--import-paths", ProtoDir,
-		"--proto", ProtoFile,
-		"--call", Service + "." + inv.Method,
 	}
-	if data := callData(inv); len(data) <= MaxInlineDataBytes {
-		args = append(args, "-d", string(data))
+	if r := inv.Request; r != nil {
+		// A custom target's own proto, method and request, which ghz takes natively.
+		args = append(args, "--import-paths", path.Dir(r.ProtoFile), "--proto", path.Base(r.ProtoFile),
+			"--call", r.Call, "-d", r.Data)
 	} else {
-		args = append(args, "-D", path.Join(inv.RawDir, dataFileName(inv)))
+		args = append(args, "--import-paths", ProtoDir, "--proto", ProtoFile, "--call", Service+"."+inv.Method)
+		if data := callData(inv); len(data) <= MaxInlineDataBytes {
+			args = append(args, "-d", string(data))
+		} else {
+			args = append(args, "-D", path.Join(inv.RawDir, dataFileName(inv)))
+		}
 	}
 	args = append(args,
 		"--connections", strconv.Itoa(inv.Connections),

@@ -59,6 +59,7 @@ func (Adapter) Capabilities() tool.Capabilities {
 	}
 	return tool.Capabilities{
 		Protocols: targets.Protocols, Models: []string{"closed", "open"}, HTTP: modes, Mix: true, Image: "loadgen",
+		Requests: true,
 	}
 }
 
@@ -95,6 +96,20 @@ func (Adapter) Args(inv tool.Invocation) []string {
 	}
 	if inv.Pattern != "" {
 		args = append(args, "--zmq-pattern", inv.Pattern)
+	}
+	if r := inv.Request; r != nil {
+		// A custom target's own call: the drivers' flags for it.
+		if r.Call != "" {
+			args = append(args, "--grpc-proto", r.ProtoFile, "--grpc-call", r.Call, "--grpc-data", r.Data)
+		} else {
+			args = append(args, "--http-method", r.HTTPMethod, "--http-path", r.HTTPPath)
+			for _, h := range r.HTTPHeaders {
+				args = append(args, "--http-header", h)
+			}
+			if r.HTTPBody != "" {
+				args = append(args, "--http-body", r.HTTPBody)
+			}
+		}
 	}
 	args = append(args,
 		"--connections", strconv.Itoa(inv.Connections),
