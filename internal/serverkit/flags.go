@@ -190,7 +190,7 @@ func (f *Flags) common(cfg *Config, defaultListen string) {
 	cfg.ShutdownTimeout = 10 * time.Second
 	f.add("listen", "PROTOBENCH_LISTEN", "main listen address host:port", false, (*stringValue)(&cfg.Listen), nil)
 	f.add("metrics-listen", "PROTOBENCH_METRICS_LISTEN", "metrics, /healthz and /config listen address host:port", false, (*stringValue)(&cfg.MetricsListen), nil)
-	f.add("max-payload-bytes", "PROTOBENCH_MAX_PAYLOAD_BYTES", "largest accepted payload in bytes; larger requests get the protocol's size error", false, (*intValue)(&cfg.MaxPayloadBytes), nil)
+	f.add("max-payload-bytes", "PROTOBENCH_MAX_PAYLOAD_BYTES", "largest accepted payload in bytes; larger requests get the protocol's size error, and a message above it plus 1 KiB of framing is refused unread", false, (*intValue)(&cfg.MaxPayloadBytes), nil)
 	f.add("shutdown-timeout", "PROTOBENCH_SHUTDOWN_TIMEOUT", "how long a graceful stop waits for in-flight calls before closing connections", false, (*durationValue)(&cfg.ShutdownTimeout), nil)
 	f.fs.Var((*boolValue)(&cfg.Probe), "probe", "GET this server's own /healthz and exit 0 if it answers 200 (compose healthcheck)")
 }

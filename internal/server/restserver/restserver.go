@@ -97,7 +97,7 @@ type ErrorResponse struct {
 	Error string `json:"error"`
 }
 
-// Defaults of the timeouts.
+// Defaults of the knobs.
 const (
 	DefaultReadHeaderTimeout = time.Minute
 	DefaultReadTimeout       = time.Minute
