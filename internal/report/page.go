@@ -26,6 +26,11 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 {{with .Status}}<p class="status">{{.}}</p>{{end}}
 {{with .PlanNote}}<p class="status">{{.}}</p>{{end}}
 <nav>{{range .Sections}}<a href="#{{.ID}}">{{.Name}}</a>{{end}}{{if .CPU}}<a href="#cpu">CPU per request</a>{{end}}{{if .Published}}<a href="#published">published vs ours</a>{{end}}<a href="#flags">flags</a><a href="#raw">raw files</a><a href="#run">run</a></nav>
+<section id="run"><h2>Where it ran</h2>
+<table>{{range .Meta}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>
+{{if .Images}}<details><summary>{{len .Images}} images</summary><table>{{range .Images}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table></details>{{end}}
+{{if .Notes}}<h3>Notes</h3><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+</section>
 {{range .Sections}}
 <section id="{{.ID}}">
 <h2>{{.Name}} {{if .Headline}}<span class="badge">headline</span>{{end}}{{if .Matrix}}<span class="badge">matrix</span>{{end}}</h2>
@@ -58,11 +63,6 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <section id="raw"><h2>Raw files</h2>
 <p>Every tool's own output, untouched; <a href="results.json">results.json</a>, <a href="results.csv">results.csv</a>, <a href="summary.md">summary.md</a>, <a href="run.json">run.json</a> and <a href="scenario.yaml">scenario.yaml</a> sit beside this page.</p>
 <details><summary>{{len .Raw}} files under raw/</summary><ul>{{range .Raw}}<li><a href="{{.}}">{{.}}</a></li>{{end}}</ul></details>
-</section>
-<section id="run"><h2>Where it ran</h2>
-<table>{{range .Meta}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>
-{{if .Images}}<h3>Images</h3><table>{{range .Images}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>{{end}}
-{{if .Notes}}<h3>Notes</h3><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </section>
 </body></html>
 `))
