@@ -219,7 +219,11 @@ func (d *decoder) decodeCustom(name string, n *yaml.Node, field, scenarioPath st
 	}
 	if c.Request != nil {
 		c.Methods = []string{c.Request.MethodName()}
-		c.HTTPVersions, c.Encodings = c.HTTPVersions[:1], nil
+		// The request is sent as declared: no version or encoding variants of it.
+		if len(c.HTTPVersions) > 0 {
+			c.HTTPVersions = c.HTTPVersions[:1]
+		}
+		c.Encodings = nil
 	}
 	return c
 }

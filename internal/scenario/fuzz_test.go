@@ -24,6 +24,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(planSrc))
 	f.Add([]byte(withStep("    matrix:", "      concurrency: []")))
 	f.Add([]byte("a: &x [*x]\nname: *x\n"))
+	f.Add([]byte("name: c\ndescription: d\ncustom_targets:\n  mine:\n    image: a\n    protocol: http\n    port: 80\n    http: {method: POST, path: /x, headers: ['A: b'], body: '{}'}\nsteps:\n  - {name: s, targets: [mine], method: POST_x}\n"))
 	f.Add([]byte("steps: &s\n  - name: *s\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sc, err := Parse("f.yaml", data)

@@ -156,6 +156,17 @@ func (s *Scenario) compatible(tool, target string) (bool, string) {
 	return true, ""
 }
 
+// anyOwnRequest reports whether one of the targets is a custom target with a request of its own,
+// whose method name is the user's rather than the contract's.
+func (s *Scenario) anyOwnRequest(names []string) bool {
+	for _, n := range names {
+		if c := s.Custom[n]; c != nil && c.Request != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // validatePattern checks the step's pattern against every target of the step that takes one
 // (ZeroMQ), and fills in the default. The registry says which methods each pattern carries.
 func validatePattern(d *decoder, sc *Scenario, st *Step, names, methods []string, line func(string) int, at func(string) string) {
@@ -333,7 +344,7 @@ func validateStep(d *decoder, sc *Scenario, st *Step, field string) {
 			d.add(tl, tf, "%s needs a rate (model open): %s; use %s for the closed model", tool, info.Limits, toolsThatRun(ModelClosed))
 		case len(st.Mix) > 0 && !info.Mix:
 			d.add(tl, tf, "%s cannot run a mix of methods; only protobench can", tool)
-		case len(st.Mix) == 0 && !info.Sends(st.Method):
+		case len(st.Mix) == 0 && !info.Sends(st.Method) && !(info.Requests && sc.anyOwnRequest(v.Targets)):
 			d.add(tl, tf, "%s cannot send method %s: %s", tool, st.Method, info.Limits)
 		}
 	}
