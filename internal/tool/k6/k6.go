@@ -25,6 +25,15 @@
 // (--address= turns off k6's REST API listener, which would collide between concurrent runs;
 // --no-usage-report keeps it from phoning home.) p(99) and p(99.9) are not in k6's default
 // summary, hence --summary-trend-stats. The export's trends are in milliseconds.
+//
+// Live metrics: when the invocation names a Prometheus, k6 also pushes its metrics there by
+// remote write (-o experimental-prometheus-rw) every second, tagged (--tag) with the
+// invocation's labels, its target and tool=k6 so that the dashboards can select one step. k6
+// v1.8.1 ignores options given after the output's name, so they go in a config file
+// (--config <RawDir>/<RawPrefix>-config.json, from InputFiles): the receiver's URL
+// (Prometheus's /api/v1/write), the push interval, and the trend statistics pushed as gauges
+// (k6_http_req_duration_p99 and the like, p99 included). The label "scenario" is not passed: k6
+// sets that tag to its own scenario's name on every sample, whatever --tag says.
 package k6
 
 import (
@@ -34,6 +43,7 @@ import (
 	"math"
 	"path"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -133,6 +143,58 @@ func (Adapter) Check(inv tool.Invocation) error {
 	}
 }
 
+// RemoteWriteStats are the trend statistics k6 pushes to Prometheus, one gauge each.
+var RemoteWriteStats = []string{"avg", "med", "p(90)", "p(99)", "max"}
+
+// remoteWritePushInterval is how often k6 pushes: as often as Prometheus scrapes everything else.
+const remoteWritePushInterval = "1s"
+
+// ConfigFile is the base name, under RawDir, of the k6 config file that sets up remote write.
+func ConfigFile(inv tool.Invocation) string { return inv.RawPrefix + "-config.json" }
+
+// InputFiles returns k6's config file when the invocation names a Prometheus to push to.
+func (Adapter) InputFiles(inv tool.Invocation) map[string][]byte {
+	if inv.PrometheusURL == "" {
+		return nil
+	}
+	type remoteWrite struct {
+		URL          string   `json:"url"`
+		PushInterval string   `json:"pushInterval"`
+		TrendStats   []string `json:"trendStats"`
+	}
+	b, err := json.MarshalIndent(map[string]any{"collectors": map[string]remoteWrite{
+		"experimental-prometheus-rw": {
+			URL:          strings.TrimSuffix(inv.PrometheusURL, "/") + "/api/v1/write",
+			PushInterval: remoteWritePushInterval,
+			TrendStats:   RemoteWriteStats,
+		},
+	}}, "", "  ")
+	if err != nil {
+		panic(err) // strings only
+	}
+	return map[string][]byte{ConfigFile(inv): append(b, '\n')}
+}
+
+// tags are the --tag flags that label k6's live metrics like the rest of the step's series.
+func tags(inv tool.Invocation) []string {
+	labels := map[string]string{"target": inv.Target, "tool": "k6"}
+	for k, v := range inv.Labels {
+		if k != "scenario" {
+			labels[k] = v
+		}
+	}
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		out = append(out, "--tag", k+"="+labels[k])
+	}
+	return out
+}
+
 // SummaryFile is the base name, under RawDir, of the summary k6 exports for the invocation.
 func SummaryFile(inv tool.Invocation) string { return inv.RawPrefix + "-summary.json" }
 
@@ -156,6 +218,10 @@ func (Adapter) Args(inv tool.Invocation) []string {
 		"run", "--quiet", "--no-color", "--no-usage-report", "--address=",
 		"--summary-trend-stats", TrendStats,
 		"--summary-export", path.Join(inv.RawDir, SummaryFile(inv)),
+	}
+	if inv.PrometheusURL != "" {
+		args = append(args, "--config", path.Join(inv.RawDir, ConfigFile(inv)), "-o", "experimental-prometheus-rw")
+		args = append(args, tags(inv)...)
 	}
 	for _, e := range env {
 		args = append(args, "-e", e)

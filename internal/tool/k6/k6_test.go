@@ -2,8 +2,10 @@ package k6
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +67,48 @@ func TestArgs(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tooltest.Args(t, Adapter{}, c.inv, c.want)
 		})
+	}
+}
+
+// TestRemoteWrite checks the live-metrics part of the command line and the config file that
+// carries what k6 v1.8.1 reads only from a file or the environment.
+func TestRemoteWrite(t *testing.T) {
+	inv := with(func(i *tool.Invocation) {
+		i.PrometheusURL = "http://prometheus:9090"
+		i.Labels = map[string]string{"scenario": "smoke", "step": "tools", "run_id": "20261123-1", "repeat": "2"}
+	})
+	want := []string{"run", "--quiet", "--no-color", "--no-usage-report", "--address=",
+		"--summary-trend-stats", "avg,min,med,max,p(90),p(99),p(99.9)",
+		"--summary-export", "/raw/step1-r1-k6-summary.json",
+		"--config", "/raw/step1-r1-k6-config.json", "-o", "experimental-prometheus-rw",
+		"--tag", "repeat=2", "--tag", "run_id=20261123-1", "--tag", "step=tools", "--tag", "target=rest", "--tag", "tool=k6",
+		"-e", "PROTOBENCH_ADDRESS=rest:8080", "-e", "PROTOBENCH_METHOD=GetUser", "-e", "PROTOBENCH_PAYLOAD_BYTES=0",
+		"-e", "PROTOBENCH_MODEL=closed", "-e", "PROTOBENCH_VUS=100", "-e", "PROTOBENCH_DURATION=30s",
+		"/usr/share/protobench/k6/http.js"}
+	tooltest.Args(t, Adapter{}, inv, want)
+
+	files := Adapter{}.InputFiles(inv)
+	var cfg struct {
+		Collectors map[string]struct {
+			URL          string   `json:"url"`
+			PushInterval string   `json:"pushInterval"`
+			TrendStats   []string `json:"trendStats"`
+		} `json:"collectors"`
+	}
+	if err := json.Unmarshal(files["step1-r1-k6-config.json"], &cfg); err != nil {
+		t.Fatalf("config file: %v (files %v)", err, files)
+	}
+	rw, ok := cfg.Collectors["experimental-prometheus-rw"]
+	if !ok || rw.URL != "http://prometheus:9090/api/v1/write" || rw.PushInterval != "1s" || !slices.Contains(rw.TrendStats, "p(99)") {
+		t.Errorf("remote-write config %+v", cfg)
+	}
+
+	off := base()
+	if files := (Adapter{}).InputFiles(off); files != nil {
+		t.Errorf("live metrics off, yet input files %v", files)
+	}
+	if args := strings.Join(Adapter{}.Args(off), " "); strings.Contains(args, "experimental-prometheus-rw") || strings.Contains(args, "--tag") {
+		t.Errorf("live metrics off, yet %s", args)
 	}
 }
 

@@ -1,0 +1,141 @@
+package k6
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/protobench/protobench/internal/prom"
+	"github.com/protobench/protobench/internal/tool"
+)
+
+// TestRemoteWriteReachesPrometheus runs the real k6 image with Args against a real REST server
+// and a real Prometheus with its remote-write receiver on, and finds k6's series there under the
+// step's labels. It needs docker, the k6 image and a REST server, so it only runs when asked:
+//
+//	PROTOBENCH_K6_IMAGE=protobench/k6:latest REST_ADDR=127.0.0.1:50181 \
+//	  flock /tmp/pb/docker.lock go test -count=1 -run TestRemoteWriteReachesPrometheus ./internal/tool/k6
+//
+// where REST_ADDR is `go run ./servers/rest --listen ...` on loopback (k6 runs with the host's
+// network) and Prometheus is Debian's /usr/bin/prometheus (or $PROMETHEUS), started here.
+func TestRemoteWriteReachesPrometheus(t *testing.T) {
+	image, restAddr := os.Getenv("PROTOBENCH_K6_IMAGE"), os.Getenv("REST_ADDR")
+	if image == "" || restAddr == "" {
+		t.Skip("set PROTOBENCH_K6_IMAGE and REST_ADDR to run k6 against a real Prometheus")
+	}
+	promURL := startPrometheus(t)
+
+	raw := t.TempDir()
+	if err := os.Chmod(raw, 0o777); err != nil { // k6's image may run as another user
+		t.Fatal(err)
+	}
+	runID := "rw-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	inv := tool.Invocation{
+		Target: "rest", Address: restAddr, Scheme: "http", Method: "GetUser", Model: "closed",
+		Connections: 2, Concurrency: 1, Duration: 3 * time.Second,
+		RawDir: "/raw", RawPrefix: "rw", PrometheusURL: promURL,
+		Labels: map[string]string{"scenario": "remote-write-test", "step": "getuser", "run_id": runID},
+	}
+	a := Adapter{}
+	if err := a.Check(inv); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range a.InputFiles(inv) {
+		if err := os.WriteFile(filepath.Join(raw, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scripts, err := filepath.Abs("scripts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"run", "--rm", "--network", "host", "--user", strconv.Itoa(os.Getuid()),
+		"-v", raw + ":/raw", "-v", scripts + ":" + ScriptDir + ":ro", image}, a.Args(inv)...)
+	out, err := exec.Command("docker", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("docker %v: %v\n%s", args, err, out)
+	}
+	summary, err := os.ReadFile(filepath.Join(raw, SummaryFile(inv)))
+	if err != nil {
+		t.Fatalf("%v; k6 said:\n%s", err, out)
+	}
+	rec, err := a.Parse(inv, tool.Raw{Stdout: out, Files: map[string][]byte{SummaryFile(inv): summary}})
+	if err != nil || rec.Requests == 0 {
+		t.Fatalf("Parse: %+v, %v", rec, err)
+	}
+
+	// k6 pushes its last batch when the test ends: by then Prometheus holds the final counter.
+	c := prom.New(promURL)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sel := fmt.Sprintf(`{run_id=%q, step="getuser", target="rest", tool="k6"}`, runID)
+	var iterations float64
+	for {
+		v, ok, err := c.Scalar(ctx, "sum(max_over_time(k6_iterations_total"+sel+"[1m]))", time.Time{})
+		if err == nil && ok && v > 0 {
+			iterations = v
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no k6_iterations_total%s in Prometheus (last error %v)", sel, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if int64(iterations) != rec.Requests {
+		t.Errorf("Prometheus counted %v iterations, k6's summary %d", iterations, rec.Requests)
+	}
+	p99, ok, err := c.Scalar(ctx, "max(max_over_time(k6_http_req_duration_p99"+sel+"[1m]))", time.Time{})
+	if err != nil || !ok || !(p99 > 0) {
+		t.Errorf("k6_http_req_duration_p99%s: %v, %v, %v", sel, p99, ok, err)
+	}
+	samples, err := c.Query(ctx, "k6_http_req_duration_p99"+sel, time.Time{})
+	if err == nil && len(samples) > 0 {
+		b, _ := json.Marshal(samples[0].Labels)
+		t.Logf("iterations %v (summary %d), p99 %v s; labels %s", iterations, rec.Requests, p99, b)
+	}
+}
+
+// startPrometheus runs a Prometheus with the remote-write receiver on a free loopback port.
+func startPrometheus(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("PROMETHEUS")
+	if bin == "" {
+		bin = "/usr/bin/prometheus"
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr, "--web.enable-remote-write-receiver")
+	logFile, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); logFile.Close() })
+	url := "http://" + addr
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := prom.New(url).Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return url
+}
