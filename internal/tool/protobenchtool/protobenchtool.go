@@ -97,6 +97,12 @@ func (Adapter) Args(inv tool.Invocation) []string {
 	if inv.Pattern != "" {
 		args = append(args, "--zmq-pattern", inv.Pattern)
 	}
+	if inv.HTTPVersion != "" {
+		args = append(args, "--http-version", inv.HTTPVersion)
+	}
+	if inv.Encoding != "" {
+		args = append(args, "--encoding", inv.Encoding)
+	}
 	if r := inv.Request; r != nil {
 		// A custom target's own call: the drivers' flags for it.
 		if r.Call != "" {

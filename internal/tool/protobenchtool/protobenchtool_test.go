@@ -43,6 +43,15 @@ func TestArgs(t *testing.T) {
 				"--out", "/raw/s2.json", "--timeseries", "/raw/s2.timeseries.json", "--metrics-listen", ":9102", "--progress", "off"},
 		},
 		{
+			name: "REST over h2c with protobuf bodies",
+			inv: tool.Invocation{Target: "rest", Address: "rest:8080", Scheme: "http", Method: "GetUser", Model: "closed",
+				HTTPVersion: "2", Encoding: "protobuf", Connections: 1, Concurrency: 100, Duration: 10 * time.Second, RawDir: "/raw", RawPrefix: "s4"},
+			want: []string{"load", "--target", "http://rest:8080", "--target-name", "rest", "--method", "GetUser",
+				"--http-version", "2", "--encoding", "protobuf",
+				"--connections", "1", "--concurrency", "100", "--duration", "10s", "--warmup", "0s", "--payload-bytes", "0",
+				"--out", "/raw/s4.json", "--timeseries", "/raw/s4.timeseries.json", "--metrics-listen", ":9102", "--progress", "off"},
+		},
+		{
 			name: "ZeroMQ pattern",
 			inv: tool.Invocation{Target: "zeromq", Address: "zeromq:5555", Scheme: "zmq", Method: "Echo", Pattern: "push", Model: "closed",
 				Connections: 2, Concurrency: 1, PayloadBytes: 256, Duration: 10 * time.Second, RawDir: "/raw", RawPrefix: "s3"},
