@@ -32,6 +32,9 @@ type Invocation struct {
 	Encoding    string
 	Warmup      time.Duration // 0 when the runner does the warm-up as a separate invocation
 	Duration    time.Duration
+	// ClientCPUs is the CPU the tool may use, when known (bench-generators pins each tool to one
+	// core); tools with a thread count run one event loop per CPU. 0: the tool's default.
+	ClientCPUs float64
 
 	// RawDir is the directory, as the tool sees it (inside its container), where it may write
 	// output files; RawPrefix is the file-name prefix reserved for this invocation.

@@ -202,7 +202,7 @@ func (Adapter) Args(inv tool.Invocation) []string {
 	args := []string{
 		"-c", strconv.Itoa(clients),
 		"-m", strconv.Itoa(streams),
-		"-t", strconv.Itoa(max(1, min(clients, maxThreads))),
+		"-t", strconv.Itoa(tool.Threads(inv, clients, maxThreads)),
 		"-D", durationArg(inv.Duration),
 		"--warm-up-time", durationArg(inv.Warmup),
 	}

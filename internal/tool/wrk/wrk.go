@@ -19,7 +19,7 @@
 // where C = connections × concurrency (HTTP/1.1 has one request in flight per connection, so the
 // step's total concurrency becomes connections) and T = min(C, 2): wrk needs C ≥ T, and two event
 // loops are enough for the one or two cores the load tools get on the machines protobench targets
-// while leaving headroom when they get more. --timeout is 20 s, ghz's default, so both tools call
+// while leaving headroom when they get more (with Invocation.ClientCPUs, one per CPU instead). --timeout is 20 s, ghz's default, so both tools call
 // the same slow responses errors. The script (report.lua, embedded here as Script) sets the HTTP
 // method, path and body for the contract method and prints one JSON line from its done() hook, so
 // Parse reads machine output, not wrk's human report.
@@ -155,7 +155,7 @@ func (a Adapter) Check(inv tool.Invocation) error {
 func (a Adapter) Args(inv tool.Invocation) []string {
 	conns := inv.Connections * inv.Concurrency
 	args := []string{
-		"-t", strconv.Itoa(max(1, min(conns, maxThreads))),
+		"-t", strconv.Itoa(tool.Threads(inv, conns, maxThreads)),
 		"-c", strconv.Itoa(conns),
 		"-d", strconv.Itoa(int(inv.Duration/time.Second)) + "s",
 	}
