@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/protobench/protobench/internal/report"
+	"github.com/protobench/protobench/internal/results"
 )
 
 // Command is `protobench compare [--force] [--out FILE] A B [C ...]`: it prints the comparison
@@ -48,7 +48,7 @@ func Command(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "protobench compare:", err)
 		return 1
 	}
-	if err := report.WriteFileAtomic(path, buf.Bytes()); err != nil {
+	if err := results.WriteFileAtomic(path, buf.Bytes()); err != nil {
 		fmt.Fprintln(stderr, "protobench compare:", err)
 		return 1
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"html/template"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -34,28 +33,7 @@ func Write(dir string) error {
 	if err := Render(&buf, f); err != nil {
 		return err
 	}
-	return WriteFileAtomic(filepath.Join(dir, File), buf.Bytes())
-}
-
-// WriteFileAtomic replaces path by writing a temporary file beside it and renaming it, so a
-// reader never sees half a page.
-func WriteFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := results.WriteFileAtomic(filepath.Join(dir, File), buf.Bytes()); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
