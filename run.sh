@@ -95,6 +95,13 @@ run_tests() {
   go run ./cmd/protobench generate --check
   echo "== unit and integration tests"
   go test -race -count=1 -timeout 20m ./...
+  # --- fuzz (helper netloop): a short run of every wire framer's fuzzer, seeds in testdata/fuzz ---
+  echo "== fuzz: HTTP/1.1, HTTP/2 + HPACK, gob and ZMTP framers, 10 s each"
+  for fuzzer in FuzzParseResponse:./internal/loadgen/driver/http FuzzClientFrames:./internal/wire/h2wire \
+    FuzzHeaderBlocks:./internal/wire/h2wire FuzzGobReplies:./internal/loadgen/driver/netrpc FuzzZMTPReplies:./internal/loadgen/driver/zmq; do
+    go test -run '^$' -fuzz "^${fuzzer%%:*}\$" -fuzztime 10s -fuzzminimizetime 1s "${fuzzer#*:}"
+  done
+  # --- end fuzz ---
   # Without -race: the race detector allows 8,128 live goroutines, and each server holds one per
   # connection.
   echo "== connection capacity: 10,000 concurrent connections on every server"
@@ -110,7 +117,7 @@ case "${1:-}" in
   *)
     build_cli
     case "$1" in
-      run|load|list|report|images|down|generate|bench-generators)
+      run|load|list|report|status|images|down|generate|bench-generators)
         exec "$BIN" "$@" ;;
       *) exec "$BIN" run "$@" ;;
     esac

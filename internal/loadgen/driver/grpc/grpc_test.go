@@ -5,9 +5,12 @@ import (
 	"io"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/protobench/protobench/internal/contract"
+	"github.com/protobench/protobench/internal/contract/benchpb"
 	"github.com/protobench/protobench/internal/loadgen"
-	_ "github.com/protobench/protobench/internal/loadgen/driver/grpc"
+	grpcdriver "github.com/protobench/protobench/internal/loadgen/driver/grpc"
 	"github.com/protobench/protobench/internal/servertest"
 )
 
@@ -97,5 +100,54 @@ func TestStatusCodesAreClassified(t *testing.T) {
 				t.Fatalf("requests %d errors %d by code %v, want every call to fail with grpc:ResourceExhausted", res.Requests, res.Errors, res.ErrorsByCode)
 			}
 		})
+	}
+}
+
+// A raw call (a method path and a pre-encoded request, as for a user's own service) checks only
+// grpc-status, through either client.
+func TestRawCall(t *testing.T) {
+	ep := servertest.Start(t, servertest.GRPC)
+	req, err := proto.Marshal(&benchpb.GetUserRequest{Id: contract.RequestUserID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, model := range []string{"0", "200"} {
+		for _, tc := range []struct {
+			path     string
+			wantCode string // "" for no errors
+		}{
+			{"protobench.v1.Bench/GetUser", ""},
+			{"/protobench.v1.Bench/NoSuchMethod", "grpc:Unimplemented"},
+		} {
+			t.Run(tc.path+" rate "+model, func(t *testing.T) {
+				cfg, _, err := loadgen.ParseArgs([]string{
+					"--target", "grpc://" + ep.Main, "--rate", model,
+					"--connections", "1", "--concurrency", "4", "--duration", "400ms", "--warmup", "0s",
+				}, io.Discard)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := grpcdriver.SetRawCall(cfg, grpcdriver.RawCall{Path: tc.path, Request: req}); err != nil {
+					t.Fatal(err)
+				}
+				d, _ := loadgen.Lookup("grpc")
+				if err := d.Check(cfg); err != nil {
+					t.Fatal(err)
+				}
+				res, _ := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{})
+				if res.Requests == 0 {
+					t.Fatal("no requests")
+				}
+				if tc.wantCode == "" && res.Errors != 0 {
+					t.Fatalf("errors %v, want none", res.ErrorsByCode)
+				}
+				if tc.wantCode != "" && res.ErrorsByCode[tc.wantCode] != res.Requests {
+					t.Fatalf("requests %d errors by code %v, want every call to fail with %s", res.Requests, res.ErrorsByCode, tc.wantCode)
+				}
+			})
+		}
+	}
+	if err := grpcdriver.SetRawCall(&loadgen.Config{}, grpcdriver.RawCall{Path: "NoService"}); err == nil {
+		t.Error("a path without a service was accepted")
 	}
 }

@@ -11,7 +11,8 @@ import (
 	"github.com/protobench/protobench/internal/servertest"
 )
 
-// Both models: the closed one runs on the epoll event loops, the open one on paced workers.
+// Both models (the closed one on the epoll event loops, the open one on paced workers), both
+// HTTP versions and both encodings.
 func TestMethodsAgainstRealServer(t *testing.T) {
 	ep := servertest.Start(t, servertest.REST)
 	tests := []struct {
@@ -26,30 +27,85 @@ func TestMethodsAgainstRealServer(t *testing.T) {
 		{"Multiply", contract.MethodMultiply, "0"},
 		{"Divide", contract.MethodDivide, "0"},
 	}
-	for _, model := range [][]string{{"--rate", "0"}, {"--rate", "200"}} {
-		for _, tc := range tests {
-			t.Run(tc.name+" rate "+model[1], func(t *testing.T) {
-				if model[1] != "0" && tc.payload == "3000000" {
-					t.Skip("3 MB at 200/s is more than a test machine moves; the closed model covers partial writes")
-				}
-				cfg, _, err := loadgen.ParseArgs(append([]string{
-					"--target", "http://" + ep.Main, "--method", tc.method, "--payload-bytes", tc.payload,
-					"--connections", "2", "--concurrency", "2", "--duration", "800ms", "--warmup", "100ms",
-				}, model...), io.Discard)
+	transports := [][]string{
+		{"--http-version", "1.1", "--encoding", "json"},
+		{"--http-version", "2", "--encoding", "json"},
+		{"--http-version", "1.1", "--encoding", "protobuf"},
+		{"--http-version", "2", "--encoding", "protobuf"},
+	}
+	for _, tr := range transports {
+		for _, model := range [][]string{{"--rate", "0"}, {"--rate", "200"}} {
+			for _, tc := range tests {
+				t.Run(tc.name+" rate "+model[1]+" http "+tr[1]+" "+tr[3], func(t *testing.T) {
+					if tc.payload == "3000000" && (model[1] != "0" || tr[1] != "1.1" || tr[3] != "json") {
+						t.Skip("3 MB at 200/s, or through every transport, is more than a test machine moves; HTTP/1.1 in the closed model covers partial writes")
+					}
+					runClean(t, append(append([]string{
+						"--target", "http://" + ep.Main, "--method", tc.method, "--payload-bytes", tc.payload,
+						"--connections", "2", "--concurrency", "2", "--duration", "800ms", "--warmup", "100ms",
+					}, model...), tr...))
+				})
+			}
+		}
+	}
+}
+
+// runClean runs the load command's arguments and wants requests, none failed, bytes counted.
+func runClean(t *testing.T, args []string) {
+	t.Helper()
+	cfg, _, err := loadgen.ParseArgs(args, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if res.Requests == 0 || res.Errors != 0 {
+		t.Fatalf("requests %d errors %d (%v), want some and none", res.Requests, res.Errors, res.ErrorsByCode)
+	}
+	if res.BytesSent == 0 || res.BytesReceived == 0 {
+		t.Errorf("bytes sent %d received %d, want both counted", res.BytesSent, res.BytesReceived)
+	}
+}
+
+// A request of the user's own: only its status is checked, on either HTTP version and model.
+func TestCustomRequest(t *testing.T) {
+	ep := servertest.Start(t, servertest.REST)
+	for _, version := range []string{"1.1", "2"} {
+		for _, rate := range []string{"0", "200"} {
+			t.Run("http "+version+" rate "+rate, func(t *testing.T) {
+				base := []string{"--target", "http://" + ep.Main, "--http-version", version, "--rate", rate,
+					"--connections", "1", "--concurrency", "2", "--duration", "400ms", "--warmup", "0s"}
+				runClean(t, append(base, "--http-method", "POST", "--http-path", "/v1/multiply",
+					"--http-header", "Content-Type: application/json", "--http-header", "Accept: application/json", "--http-body", `{"a":6,"b":7}`))
+				cfg, _, err := loadgen.ParseArgs(append(base, "--http-path", "/v1/nowhere"), io.Discard)
 				if err != nil {
 					t.Fatal(err)
 				}
-				res, err := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{})
-				if err != nil {
-					t.Fatalf("run: %v", err)
+				if cfg.Method != "GET /v1/nowhere" {
+					t.Errorf("method recorded as %q, want GET /v1/nowhere", cfg.Method)
 				}
-				if res.Requests == 0 || res.Errors != 0 {
-					t.Fatalf("requests %d errors %d (%v), want some and none", res.Requests, res.Errors, res.ErrorsByCode)
-				}
-				if res.BytesSent == 0 || res.BytesReceived == 0 {
-					t.Errorf("bytes sent %d received %d, want both counted", res.BytesSent, res.BytesReceived)
+				res, _ := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{})
+				if res.Requests == 0 || res.ErrorsByCode["http:404"] != res.Requests {
+					t.Fatalf("requests %d errors by code %v, want every request to fail with http:404", res.Requests, res.ErrorsByCode)
 				}
 			})
+		}
+	}
+}
+
+func TestFlagsNeedTheirTarget(t *testing.T) {
+	for _, args := range [][]string{
+		{"--target", "grpc://127.0.0.1:1", "--http-version", "2"},
+		{"--target", "http://127.0.0.1:1", "--http-version", "3"},
+		{"--target", "http://127.0.0.1:1", "--encoding", "xml"},
+		{"--target", "http://127.0.0.1:1", "--http-body", "x"},
+		{"--target", "http://127.0.0.1:1", "--http-path", "/x", "--method", "Echo"},
+		{"--target", "http://127.0.0.1:1", "--http-path", "/x", "--http-header", "no colon"},
+	} {
+		if _, _, err := loadgen.ParseArgs(args, io.Discard); err == nil {
+			t.Errorf("%q parsed, want a usage error", args)
 		}
 	}
 }

@@ -8,13 +8,24 @@ import (
 
 	"github.com/protobench/protobench/internal/loadgen"
 	"github.com/protobench/protobench/internal/loadgen/netloop"
+	"github.com/protobench/protobench/internal/wire/h2wire"
 )
 
 // Multiplexes implements loadgen.Multiplexer: the closed model runs on event loops (where epoll
 // exists); the open model on paced workers.
 func (Driver) Multiplexes(cfg *loadgen.Config) bool { return multiplexed(cfg) }
 
-func multiplexed(cfg *loadgen.Config) bool { return !cfg.Open() && netloop.Supported }
+func multiplexed(cfg *loadgen.Config) bool {
+	if cfg.Open() || !netloop.Supported {
+		return false
+	}
+	if http2(cfg) {
+		// The lean HTTP/2 client sends a body in one DATA frame; net/http's sends larger ones.
+		r, err := buildRequest(cfg)
+		return err == nil && len(r.body) <= h2wire.DefaultFrameSize
+	}
+	return true
+}
 
 // Serve implements loadgen.Multiplexer: one netloop event loop over every socket of conns (for
 // HTTP/2, every connection). An HTTP/1.1 socket carries one request at a time.

@@ -85,6 +85,9 @@ func parseResponse(p []byte, scratch *[]byte) (response, int, error) {
 		}
 	}
 	r.status = int(head[9]-'0')*100 + int(head[10]-'0')*10 + int(head[11]-'0')
+	if r.status < 100 {
+		return r, 0, fmt.Errorf("%w: status line %q", errMalformed, truncate(head))
+	}
 	r.closeAfter = head[7] == '0' // HTTP/1.0 closes unless told otherwise
 	length, chunked := -1, false
 	line := head[bytes.Index(head, crlf)+2:]

@@ -91,6 +91,11 @@ func (c *leanConn) Connect(ctx context.Context) error {
 	if err := c.conn.Dial(ctx, c.cfg.Target.Address); err != nil {
 		return err
 	}
+	return c.resetStreams()
+}
+
+// resetStreams starts fresh gob streams each way on a new connection.
+func (c *leanConn) resetStreams() error {
 	c.enc = gob.NewEncoder(outWriter{c.conn})
 	c.dec = gob.NewDecoder(c)
 	c.inflight = map[uint64]pending{}
@@ -235,34 +240,44 @@ func gobUint(p []byte) (uint64, int, error) {
 // decode decodes the complete replies and records them.
 func (c *leanConn) decode(p *loadgen.Pipe) error {
 	end := p.Now()
-	for ; c.ready > 0; c.ready-- {
-		c.resp = rpc.Response{}
-		if err := c.dec.Decode(&c.resp); err != nil {
-			return fmt.Errorf("%w: reply header: %v", errGob, err)
+	for c.ready > 0 {
+		pd, outcome, err := c.decodeReply()
+		if err != nil {
+			return err
 		}
-		var outcome error
-		if c.resp.Error != "" {
-			if err := c.dec.DecodeValue(reflect.Value{}); err != nil { // discard the empty body
-				return fmt.Errorf("%w: error reply body: %v", errGob, err)
-			}
-			outcome = loadgen.ProtocolError(CodeServerError, rpc.ServerError(c.resp.Error))
-		} else {
-			c.call.reset()
-			if err := c.dec.Decode(c.call.reply); err != nil {
-				return fmt.Errorf("%w: reply body: %v", errGob, err)
-			}
-			if err := c.call.check(); err != nil {
-				outcome = loadgen.ProtocolError(loadgen.CodeBadResponse, err)
-			}
-		}
-		pd, ok := c.inflight[c.resp.Seq]
-		if !ok {
-			return fmt.Errorf("%w: reply to unknown call %d", errGob, c.resp.Seq)
-		}
-		delete(c.inflight, c.resp.Seq)
 		p.Done(pd.t, pd.start, end, outcome)
 	}
 	return nil
+}
+
+// decodeReply decodes the next complete reply and takes its call out of those in flight.
+func (c *leanConn) decodeReply() (pending, error, error) {
+	c.ready--
+	c.resp = rpc.Response{}
+	if err := c.dec.Decode(&c.resp); err != nil {
+		return pending{}, nil, fmt.Errorf("%w: reply header: %v", errGob, err)
+	}
+	var outcome error
+	if c.resp.Error != "" {
+		if err := c.dec.DecodeValue(reflect.Value{}); err != nil { // discard the empty body
+			return pending{}, nil, fmt.Errorf("%w: error reply body: %v", errGob, err)
+		}
+		outcome = loadgen.ProtocolError(CodeServerError, rpc.ServerError(c.resp.Error))
+	} else {
+		c.call.reset()
+		if err := c.dec.Decode(c.call.reply); err != nil {
+			return pending{}, nil, fmt.Errorf("%w: reply body: %v", errGob, err)
+		}
+		if err := c.call.check(); err != nil {
+			outcome = loadgen.ProtocolError(loadgen.CodeBadResponse, err)
+		}
+	}
+	pd, ok := c.inflight[c.resp.Seq]
+	if !ok {
+		return pending{}, nil, fmt.Errorf("%w: reply to unknown call %d", errGob, c.resp.Seq)
+	}
+	delete(c.inflight, c.resp.Seq)
+	return pd, outcome, nil
 }
 
 // Serve implements loadgen.Multiplexer: one netloop event loop over a group of lean connections,
