@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,6 +35,7 @@ import (
 	"time"
 
 	"github.com/protobench/protobench/internal/images"
+	"github.com/protobench/protobench/internal/prom"
 	"github.com/protobench/protobench/internal/repo"
 	"github.com/protobench/protobench/internal/stats"
 )
@@ -226,12 +228,40 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if err := st.set(ctx, true); err != nil {
 		fmt.Fprintln(stderr, "bench-observability: warning:", err)
 	}
+	scrapes := scrapeSizes(ctx, "http://"+st.promAddr)
 	b, _ := json.MarshalIndent(trials, "", "  ")
 	if err := os.WriteFile(filepath.Join(o.outDir, "trials.json"), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
 	report(stdout, trials)
+	if len(scrapes) > 0 {
+		fmt.Fprintln(stdout, "\nwhat Prometheus scrapes (last scrape): where the stack costs too much, these and cAdvisor's --housekeeping are the levers")
+		for _, l := range scrapes {
+			fmt.Fprintln(stdout, "  "+l)
+		}
+	}
 	return nil
+}
+
+// scrapeSizes lists, per scrape job, the samples of its last scrape and how long it took.
+func scrapeSizes(ctx context.Context, promURL string) []string {
+	pc := prom.New(promURL)
+	samples, err := pc.Query(ctx, "sum by (job) (scrape_samples_scraped)", time.Time{})
+	if err != nil {
+		return nil
+	}
+	durations, _ := pc.Query(ctx, "max by (job) (scrape_duration_seconds)", time.Time{})
+	took := map[string]float64{}
+	for _, d := range durations {
+		took[d.Labels["job"]] = d.Value
+	}
+	var out []string
+	for _, s := range samples {
+		job := s.Labels["job"]
+		out = append(out, fmt.Sprintf("%-14s %6.0f samples, %6.1f ms", job, s.Value, 1000*took[job]))
+	}
+	sort.Strings(out)
+	return out
 }
 
 // report prints the cost of the stack in throughput and p99 with 95 % intervals (median ratios,
