@@ -83,6 +83,13 @@ ensure_test_packages() {
 run_tests() {
   ensure_test_packages
   cd "$ROOT"
+  # A decoy: a process named prometheus that the suite did not start. Nothing in the suite may
+  # stop it; it is checked at the end and then ended by its PID.
+  DECOY_DIR=$(mktemp -d)
+  cp "$(command -v sleep)" "$DECOY_DIR/prometheus"
+  "$DECOY_DIR/prometheus" 86400 &
+  DECOY_PID=$!
+  trap 'kill "$DECOY_PID" 2>/dev/null; rm -rf "$DECOY_DIR"' EXIT
   echo "== gofmt"
   local unformatted
   unformatted=$(gofmt -l cmd internal servers bench 2>/dev/null || true)
@@ -109,6 +116,13 @@ run_tests() {
   echo "== end-to-end: the smoke scenario through the real compose stack"
   build_cli
   PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 25m -run TestSmokeEndToEnd -v ./internal/e2e
+  echo "== faults: signals, resume, a hung docker, server and tool faults, a full disk, a decoy project"
+  PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 25m -run '^TestFault' -v ./internal/e2e
+  if ! kill -0 "$DECOY_PID" 2>/dev/null; then
+    echo "FAIL: the decoy process named prometheus (pid $DECOY_PID), which the suite did not start, was stopped"
+    return 1
+  fi
+  echo "ok: the decoy process named prometheus is still alive"
 }
 
 case "${1:-}" in

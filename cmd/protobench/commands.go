@@ -20,6 +20,7 @@ func init() {
 	register("bench-generators", "compare our generator with ghz, wrk and k6 on pinned cores (natively)", genbench.Command)
 	register("bench-observability", "what the observability stack costs a step: interleaved trials with it on and paused", obsbench.Command)
 	register("down", "stop the stack a --keep-up run left running", runner.DownCommand)
+	register("status", "how many runs of a results folder are done, and the command that finishes it", runner.StatusCommand)
 	register("report", "rewrite summary.md, results.csv and report.html of a results folder", reportCommand)
 	register("compare", "compare results folders: protobench compare [--force] [--out FILE] A B [C ...]", compare.Command)
 }

@@ -136,6 +136,11 @@ func TestTakenPortIsNamed(t *testing.T) {
 	// check falls back to the socket, which is what this test is about.
 	c := &Client{opts: Options{Docker: filepath.Join(t.TempDir(), "no-docker"), ProjectName: "x"}}
 	env := map[string]string{"PROTOBENCH_PROMETHEUS_PORT": strconv.Itoa(port)}
+	// Without publish.yml nothing is published, so no port can be in the way.
+	if err := c.checkPublishedPort(context.Background(), "prometheus", env); err != nil {
+		t.Fatalf("a stack that publishes nothing was refused: %v", err)
+	}
+	c.files = []string{"/x/docker-compose.yml", "/x/" + PublishFile}
 	err = c.checkPublishedPort(context.Background(), "prometheus", env)
 	var pe *PortInUseError
 	if !errors.As(err, &pe) || !errors.Is(err, ErrPortInUse) {

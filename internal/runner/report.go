@@ -1,7 +1,16 @@
 package runner
 
-import "io"
+import (
+	"fmt"
+	"io"
 
-// renderReport writes the results folder's report.html, interrupted runs included, through
-// package report once it exists; until then the folder's summary.md is the report.
-func renderReport(dir string, stderr io.Writer) {}
+	"github.com/protobench/protobench/internal/report"
+)
+
+// renderReport writes the results folder's report.html at the end of every run, interrupted
+// ones included; a report that cannot be made is a warning, never a lost run.
+func renderReport(dir string, stderr io.Writer) {
+	if err := report.Write(dir); err != nil {
+		fmt.Fprintf(stderr, "protobench: warning: report.html: %v\n", err)
+	}
+}
