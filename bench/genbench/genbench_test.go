@@ -2,11 +2,17 @@ package genbench
 
 import (
 	"bytes"
+	"errors"
+	"flag"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/protobench/protobench/internal/tool"
 )
 
 func TestFlags(t *testing.T) {
@@ -16,6 +22,7 @@ func TestFlags(t *testing.T) {
 		want string // error substring; empty means valid
 	}{
 		{"defaults", nil, ""},
+		{"h2c and h2load", []string{"--protocols", "grpc,h2c", "--tools", "h2load"}, ""},
 		{"memory mode", []string{"--memory-requests", "10000000"}, ""},
 		{"short duration", []string{"--duration", "1s"}, "--duration"},
 		{"same cores", []string{"--server-core", "1", "--client-core", "1"}, "two different CPUs"},
@@ -37,52 +44,158 @@ func TestFlags(t *testing.T) {
 	}
 }
 
-// The testdata files are real outputs of the generators from a bench-generators run (ghz's
-// per-call details removed to keep the file small).
-func TestParsers(t *testing.T) {
-	tests := []struct {
-		name    string
-		file    string
-		parse   func([]byte) (toolResult, error)
-		wantRPS float64
-	}{
-		{"protobench", "protobench.json", parseProtobench, 18514},
-		{"ghz", "ghz.json", parseGHZ, 4743.8},
-		{"wrk", "wrk.stdout", parseWrk, 17923},
-		{"k6 HTTP", "k6-http.summary.json", func(b []byte) (toolResult, error) { return parseK6(b, "http_reqs", "http_req_duration") }, 5152},
-		{"k6 gRPC", "k6-grpc.summary.json", func(b []byte) (toolResult, error) { return parseK6(b, "iterations", "grpc_req_duration") }, 3380},
+func defaults(t *testing.T) options {
+	t.Helper()
+	o, err := parseFlags(nil, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			raw, err := os.ReadFile(filepath.Join("testdata", tc.file))
+	return o
+}
+
+// TestPlan checks which generators meet which server, as the adapters' Check decides, and the
+// topology each protocol gets.
+func TestPlan(t *testing.T) {
+	o := defaults(t)
+	want := map[string][]string{
+		"grpc":   {"protobench", "protobench-lib", "ghz", "h2load", "k6"},
+		"http":   {"protobench", "wrk", "h2load", "k6"},
+		"h2c":    {"protobench", "h2load"},
+		"netrpc": {"protobench", "protobench-lib"},
+		"zmq":    {"protobench", "protobench-lib"},
+	}
+	for _, p := range protocolNames {
+		if got := o.generatorsFor(p); !slices.Equal(got, want[p]) {
+			t.Errorf("%s: generators %v, want %v", p, got, want[p])
+		}
+	}
+	topology := map[string][2]int{"grpc": {4, 16}, "http": {64, 1}, "h2c": {4, 16}, "netrpc": {4, 16}, "zmq": {4, 16}}
+	for p, tc := range topology {
+		inv := o.invocation(p, "127.0.0.1:1", time.Second, "/raw", "x")
+		if inv.Connections != tc[0] || inv.Concurrency != tc[1] || inv.Connections*inv.Concurrency != o.inflight {
+			t.Errorf("%s: %d connections × %d, want %d × %d", p, inv.Connections, inv.Concurrency, tc[0], tc[1])
+		}
+	}
+	o.tools = []string{ours, "wrk"}
+	if got := o.generatorsFor("http"); !slices.Equal(got, []string{"protobench", "wrk"}) {
+		t.Errorf("--tools wrk: generators %v", got)
+	}
+}
+
+// TestNativeArgs checks what changes from the adapters' command lines outside the images: the
+// image's paths become the checkout's, and our generator serves no live metrics.
+func TestNativeArgs(t *testing.T) {
+	o := defaults(t)
+	for _, tc := range []struct {
+		gen, protocol string
+		want, absent  string
+	}{
+		{"k6", "grpc", "/src/internal/tool/k6/scripts/grpc.js", "/usr/share/protobench"},
+		{"ghz", "grpc", "/src/proto", "/usr/share/protobench"},
+		{"wrk", "http", "/src/internal/tool/wrk/report.lua", "/usr/share/protobench"},
+		{"protobench", "grpc", "--progress", "--metrics-listen"},
+	} {
+		a, _ := tool.Lookup(generators[tc.gen].tool)
+		args := strings.Join(nativeArgs(a, o.invocation(tc.protocol, "127.0.0.1:1", time.Second, "/raw", "x"), "/src"), " ")
+		if !strings.Contains(args, tc.want) || strings.Contains(args, tc.absent) {
+			t.Errorf("%s: %s\nwant %q in it and no %q", tc.gen, args, tc.want, tc.absent)
+		}
+	}
+}
+
+// goldenRuns are the runs kept in testdata/run, with the throughput each generator reported.
+var goldenRuns = []struct {
+	protocol, gen string
+	wantRPS       float64
+}{
+	{"grpc", "protobench", 39278},
+	{"grpc", "protobench-lib", 30206},
+	{"http", "protobench", 15271.5},
+	{"http", "wrk", 43425 / (2001849 / 1e6)},
+	{"h2c", "protobench", 17606},
+}
+
+// TestGoldenRuns reads back real runs: testdata/run is the --out folder of
+//
+//	protobench bench-generators --protocols grpc,http,h2c --duration 2s --warmup 0s --out ...
+//
+// on the 2-core build machine, busy with other work (ghz and k6 were not installed, and h2load's
+// request logs are large: their adapters have golden files of their own). Each run is read the way bench-generators reads it, through its adapter. The
+// figures are the generators' own, read off the files by hand: protobench's throughput_rps, wrk's
+// requests over duration_us, h2load's req/s line.
+func TestGoldenRuns(t *testing.T) {
+	o := defaults(t)
+	dir := filepath.Join("testdata", "run")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) == 0 {
+		t.Fatal("no golden run")
+	}
+	for _, tc := range goldenRuns {
+		t.Run(tc.protocol+"/"+tc.gen, func(t *testing.T) {
+			a, _ := tool.Lookup(generators[tc.gen].tool)
+			inv := o.invocation(tc.protocol, "", 2*time.Second, dir, tc.protocol+"-"+tc.gen+"-run")
+			rec, err := readRun(a, inv)
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := tc.parse(raw)
-			if err != nil {
-				t.Fatal(err)
+			if math.Abs(rec.ThroughputRPS-tc.wantRPS) > 1e-9*tc.wantRPS {
+				t.Errorf("throughput %v, want %v", rec.ThroughputRPS, tc.wantRPS)
 			}
-			if math.Abs(r.rps-tc.wantRPS)/tc.wantRPS > 0.001 {
-				t.Errorf("rps %.1f, want %.1f", r.rps, tc.wantRPS)
-			}
-			if !(r.p50ms > 0 && r.p50ms <= r.p99ms) {
-				t.Errorf("p50 %.3f ms, p99 %.3f ms: want 0 < p50 <= p99", r.p50ms, r.p99ms)
+			if !(rec.LatencyMs.P50 > 0 && rec.LatencyMs.P50 <= rec.LatencyMs.P99) || rec.Errors != 0 {
+				t.Errorf("p50 %v ms, p99 %v ms, errors %d: want 0 < p50 <= p99 and no error", rec.LatencyMs.P50, rec.LatencyMs.P99, rec.Errors)
 			}
 		})
 	}
 }
 
-func TestParsersRejectGarbage(t *testing.T) {
-	for name, parse := range map[string]func([]byte) (toolResult, error){
-		"protobench": parseProtobench,
-		"ghz":        parseGHZ,
-		"wrk":        parseWrk,
-		"k6":         func(b []byte) (toolResult, error) { return parseK6(b, "http_reqs", "http_req_duration") },
-	} {
-		t.Run(name, func(t *testing.T) {
-			if _, err := parse([]byte("Running 5s test @ http://x\n")); err == nil {
-				t.Error("no error for output that is not the machine format")
-			}
-		})
+// TestReadRunRejects: a run whose output is not the generator's machine format is an error.
+func TestReadRunRejects(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"x.stdout", "x.stderr"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("Running 5s test @ http://x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := defaults(t)
+	for _, gen := range []string{"protobench", "wrk", "h2load", "ghz", "k6"} {
+		a, _ := tool.Lookup(generators[gen].tool)
+		if _, err := readRun(a, o.invocation("grpc", "", time.Second, dir, "x")); err == nil {
+			t.Errorf("%s: no error for output that is not its machine format", gen)
+		}
+	}
+	if _, err := readRun(nil, o.invocation("grpc", "", time.Second, dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing run: %v", err)
 	}
 }
+
+// TestReportTable renders the table for fixed measurements and compares it with
+// testdata/table.txt (-update rewrites it).
+func TestReportTable(t *testing.T) {
+	ms := []measurement{
+		{protocol: "grpc", tool: "protobench", rps: 52000, serverCPU: 98, clientCPU: 61, serverUS: 18.8, clientUS: 11.7, p50ms: 1.2, p99ms: 2.5},
+		{protocol: "grpc", tool: "h2load", rps: 50000, serverCPU: 99, clientCPU: 40, serverUS: 19.8, clientUS: 8, p50ms: 1.25, p99ms: 2.75},
+		{protocol: "grpc", tool: "ghz", err: errors.New("boom")},
+		{protocol: "h2c", tool: "protobench", rps: 40000, serverCPU: 90, clientCPU: 50, serverUS: 22.5, clientUS: 12.5, p50ms: 1.5, p99ms: 3},
+		{protocol: "h2c", tool: "h2load", rps: 42000, serverCPU: 97, clientCPU: 35, serverUS: 23.1, clientUS: 8.3, p50ms: 1.4, p99ms: 2.9, errors: 3},
+	}
+	var got bytes.Buffer
+	report(&got, ms)
+	path := filepath.Join("testdata", "table.txt")
+	if *update {
+		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != string(want) {
+		t.Errorf("report:\n%s\nwant (testdata/table.txt):\n%s", got.String(), want)
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/table.txt")

@@ -1,0 +1,101 @@
+package genbench
+
+import (
+	"slices"
+	"time"
+
+	"github.com/protobench/protobench/internal/contract"
+	"github.com/protobench/protobench/internal/targets"
+	"github.com/protobench/protobench/internal/tool"
+	// Every generator but protobench's own library row is a tool adapter.
+	_ "github.com/protobench/protobench/internal/tool/all"
+)
+
+// ours is protobench's own generator: it runs against every protocol, and every ratio is its
+// throughput over another generator's.
+const ours = "protobench"
+
+// generator is one row of the comparison: a tool adapter, run natively.
+type generator struct {
+	tool string // the adapter (internal/tool) that builds its command line and reads its output
+	// libClient is true for protobench on the protocol's own client library (protocolSpec.libClient).
+	libClient bool
+	install   string // how to get the program when it is missing
+}
+
+var generators = map[string]generator{
+	"protobench":     {tool: "protobench"},
+	"protobench-lib": {tool: "protobench", libClient: true},
+	"ghz":            {tool: "ghz", install: "go install github.com/bojand/ghz/cmd/ghz@v0.120.0"},
+	"wrk":            {tool: "wrk", install: "apt-get install wrk"},
+	"h2load":         {tool: "h2load", install: "apt-get install nghttp2-client"},
+	"k6":             {tool: "k6", install: "go install go.k6.io/k6@v1.8.1"},
+}
+
+// generatorNames is the generators' order in the table.
+var generatorNames = []string{"protobench", "protobench-lib", "ghz", "wrk", "h2load", "k6"}
+
+// protocolSpec is how one protocol's server is built and addressed.
+type protocolSpec struct {
+	server      string // folder under servers/, and the target's name
+	scheme      string // the target's protocol (internal/targets)
+	httpVersion string // HTTP only: 1.1 or 2 (h2c)
+	extra       func(ports []int) []string
+	// libClient selects protobench's client built on the protocol's own library instead of
+	// its event-loop client (the protobench-lib row); empty when there is no such choice.
+	libClient []string
+}
+
+var protocolSpecs = map[string]protocolSpec{
+	"grpc":   {server: "grpc", scheme: targets.GRPC, libClient: []string{"--grpc-client", "grpc-go"}},
+	"http":   {server: "rest", scheme: targets.HTTP, httpVersion: targets.HTTP1},
+	"h2c":    {server: "rest", scheme: targets.HTTP, httpVersion: targets.HTTP2},
+	"netrpc": {server: "netrpc", scheme: targets.NetRPC, libClient: []string{"--netrpc-client", "net/rpc"}},
+	"zmq": {server: "zeromq", scheme: targets.ZMQ, libClient: []string{"--zmq-client", "libzmq"},
+		extra: func(p []int) []string {
+			return []string{"--pull-listen", "127.0.0.1:" + itoa(p[2]), "--pub-listen", "127.0.0.1:" + itoa(p[3])}
+		}},
+}
+
+// protocolNames is the protocols' order in the table.
+var protocolNames = []string{"grpc", "http", "h2c", "netrpc", "zmq"}
+
+// invocation is the step every generator runs against protocol's server at addr: GetUser,
+// closed loop, the same requests in flight for all. A protocol that multiplexes spreads them
+// over --grpc-connections connections; HTTP/1.1 carries one per connection, as wrk does. Each
+// generator gets one CPU: its one pinned core.
+func (o options) invocation(protocol, addr string, d time.Duration, rawDir, prefix string) tool.Invocation {
+	spec := protocolSpecs[protocol]
+	conns, conc := o.muxConns, o.inflight/o.muxConns
+	inv := tool.Invocation{
+		Target: spec.server, Address: addr, Scheme: spec.scheme, Method: contract.MethodGetUser, Model: "closed",
+		Duration: d, ClientCPUs: 1, RawDir: rawDir, RawPrefix: prefix,
+	}
+	if spec.scheme == targets.HTTP {
+		inv.HTTPVersion, inv.Encoding = spec.httpVersion, targets.EncodingJSON
+		if spec.httpVersion == targets.HTTP1 {
+			conns, conc = o.inflight, 1
+		}
+	}
+	inv.Connections, inv.Concurrency = conns, conc
+	return inv
+}
+
+// generatorsFor lists, in table order, the requested generators that can run protocol's step:
+// the adapters' Check decides, so a new tool joins every protocol it speaks.
+func (o options) generatorsFor(protocol string) []string {
+	inv := o.invocation(protocol, "127.0.0.1:1", o.duration, "", "plan")
+	var out []string
+	for _, name := range generatorNames {
+		g := generators[name]
+		a, ok := tool.Lookup(g.tool)
+		switch {
+		case !ok || !slices.Contains(o.tools, name):
+		case g.libClient && protocolSpecs[protocol].libClient == nil:
+		case a.Check(inv) != nil:
+		default:
+			out = append(out, name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,1 @@
+taskset -c 1 /tmp/pb/bin-tools/protobench load --target grpc://127.0.0.1:32943 --target-name grpc --method GetUser --connections 4 --concurrency 16 --duration 2s --warmup 0s --payload-bytes 0 --out /tmp/pb/tools-work/gbrun/grpc-protobench-lib-run.json --timeseries /tmp/pb/tools-work/gbrun/grpc-protobench-lib-run.timeseries.json --progress off --grpc-client grpc-go

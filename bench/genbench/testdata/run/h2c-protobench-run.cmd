@@ -1,0 +1,1 @@
+taskset -c 1 /tmp/pb/bin-tools/protobench load --target http://127.0.0.1:35895 --target-name rest --method GetUser --http-version 2 --encoding json --connections 4 --concurrency 16 --duration 2s --warmup 0s --payload-bytes 0 --out /tmp/pb/tools-work/gbrun/h2c-protobench-run.json --timeseries /tmp/pb/tools-work/gbrun/h2c-protobench-run.timeseries.json --progress off

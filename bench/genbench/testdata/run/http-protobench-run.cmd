@@ -1,0 +1,1 @@
+taskset -c 1 /tmp/pb/bin-tools/protobench load --target http://127.0.0.1:33817 --target-name rest --method GetUser --http-version 1.1 --encoding json --connections 64 --concurrency 1 --duration 2s --warmup 0s --payload-bytes 0 --out /tmp/pb/tools-work/gbrun/http-protobench-run.json --timeseries /tmp/pb/tools-work/gbrun/http-protobench-run.timeseries.json --progress off
