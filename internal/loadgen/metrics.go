@@ -14,12 +14,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// LatencyBuckets are the live histograms' upper bounds in seconds: dense around loopback and
-// LAN latencies, and up to the histogram's 60 s ceiling.
-var LatencyBuckets = []float64{
-	0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-	0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
-}
+// LatencyBuckets are the live histograms' upper bounds in seconds: 10 µs to the histogram's 60 s
+// ceiling, each 4 % above the last. histogram_quantile interpolates within the bucket that holds
+// the quantile, so a dashboard's p99 is within 4 % of the exact one, plus the 0.4 % of the
+// interval histograms it is fed from. Classic buckets were measured against native histograms
+// (README.md, "Live metrics"): they came closer, and need neither a Prometheus feature flag nor
+// other queries.
+var LatencyBuckets = prometheus.ExponentialBucketsRange(10e-6, 60, 400)
 
 // LiveLabels are the label names of every live series (requests_total adds code). They are
 // bounded: no URL, no error text.
@@ -84,7 +85,8 @@ func (p *promHist) add(h *hdr.Histogram) {
 		if bar.Count == 0 {
 			continue
 		}
-		v := float64(bar.To) / 1e6
+		// A bar's middle, not its top: the fine buckets would otherwise inherit its width as bias.
+		v := float64(bar.From+bar.To) / 2e6
 		i := sort.SearchFloat64s(LatencyBuckets, v)
 		if i < len(p.counts) {
 			p.counts[i] += uint64(bar.Count)

@@ -1,0 +1,135 @@
+package loadcmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/protobench/protobench/internal/loadgen"
+	"github.com/protobench/protobench/internal/prom"
+)
+
+const prometheusBin = "/usr/bin/prometheus"
+
+// startPrometheus runs a Prometheus of the test's own, on a free loopback port with its data in
+// a temporary folder, scraping target every second. It returns the query address.
+func startPrometheus(t *testing.T, target string, extra ...string) *prom.Client {
+	t.Helper()
+	if _, err := os.Stat(prometheusBin); err != nil {
+		t.Skipf("%s is not installed: %v", prometheusBin, err)
+	}
+	dir := t.TempDir()
+	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: loadgen\n    static_configs:\n      - targets: ['%s']\n", target)
+	cfgFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfgFile, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	logFile, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"--config.file=" + cfgFile, "--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr}, extra...)
+	cmd := exec.Command(prometheusBin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		logFile.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logFile.Name())
+			t.Logf("prometheus log:\n%s", b)
+		}
+	})
+	c := prom.New("http://" + addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitUntil(ctx, `up{job="loadgen"}`, 200*time.Millisecond, func(v float64) bool { return v == 1 }); err != nil {
+		t.Fatalf("prometheus never scraped %s: %v", target, err)
+	}
+	return c
+}
+
+// TestDashboardP99MatchesHdr scrapes the generator's live metrics into a real Prometheus while it
+// drives a real gRPC server, and holds a dashboard's p99, histogram_quantile over the run's
+// window, to within 5 % of the HdrHistogram p99 of the same requests.
+func TestDashboardP99MatchesHdr(t *testing.T) {
+	_, addr := startServerProcess(t, buildServer(t, "grpc"))
+	// No warm-up, so that the live histograms and the result hold the same requests.
+	cfg, _, err := loadgen.ParseArgs([]string{
+		"--target", "grpc://" + addr, "--duration", "8s", "--warmup", "0s",
+		"--connections", "2", "--concurrency", "4",
+	}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := loadgen.NewLiveMetrics(cfg.TargetName, cfg.Method, cfg.Labels)
+	ms, err := loadgen.ServeMetrics("127.0.0.1:0", live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ms.Close()
+	pc := startPrometheus(t, ms.Addr())
+	// Prometheus has scraped the empty histograms, so an increase from here holds every request.
+	before := time.Now()
+	res, err := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{Live: live})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond) // the scrapes after the last update
+	logScrapeSize(t, ms.Addr())
+	at := time.Now()
+	window := fmt.Sprintf("%ds", int(math.Ceil(at.Sub(before).Seconds()))+2)
+	for _, h := range []struct {
+		metric string
+		hdrP99 float64 // ms
+	}{
+		{"protobench_client_latency_seconds", res.LatencyMs.P99},
+		{"protobench_client_service_time_seconds", res.ServiceTimeMs.P99},
+	} {
+		q := fmt.Sprintf("histogram_quantile(0.99, sum by (le) (increase(%s_bucket[%s])))", h.metric, window)
+		v, ok, err := pc.Scalar(context.Background(), q, at)
+		if err != nil || !ok {
+			t.Fatalf("%s: %v (empty %v)", q, err, !ok)
+		}
+		got := v * 1000
+		diff := got/h.hdrP99 - 1
+		t.Logf("%s: prometheus p99 %.4f ms, hdr p99 %.4f ms, %+.2f %%", h.metric, got, h.hdrP99, diff*100)
+		if math.Abs(diff) > 0.05 {
+			t.Errorf("%s: dashboard p99 %.4f ms is %+.1f %% off the HdrHistogram p99 %.4f ms (want within 5 %%)", h.metric, got, diff*100, h.hdrP99)
+		}
+	}
+}
+
+// logScrapeSize logs what one scrape of the generator costs, in bytes and time, in the text
+// format Prometheus asks for by default.
+func logScrapeSize(t *testing.T, addr string) {
+	req, _ := http.NewRequest("GET", "http://"+addr+"/metrics", nil)
+	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	const fetches = 20
+	var n int64
+	start := time.Now()
+	for range fetches {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	t.Logf("one scrape: %d bytes, %v", n, time.Since(start)/fetches)
+}
