@@ -302,6 +302,12 @@ func workload(g *results.Group, matrix bool) string {
 		if g.PayloadBytes > 0 {
 			parts = append(parts, fmt.Sprintf("%d B payload", g.PayloadBytes))
 		}
+		if g.HTTPVersion != "" {
+			parts = append(parts, "HTTP/"+g.HTTPVersion)
+		}
+		if g.Encoding != "" {
+			parts = append(parts, g.Encoding)
+		}
 	}
 	return strings.Join(parts, ", ")
 }
@@ -327,19 +333,30 @@ func flagText(g *results.Group) string {
 // barCharts draws a step without a matrix: one group per target, one bar per tool, with the
 // median's 95 % interval as whiskers (none with one repeat).
 func barCharts(b *baseStep) []figure {
-	var targets, tools []string
+	return bars(b, func(g *results.Group) string { return g.Target }, func(g *results.Group) string { return g.Tool }, nil)
+}
+
+// bars draws grouped bars of throughput and p99: category and series name each bar, and
+// colour, when set, gives a series its colour from one of its groups.
+func bars(b *baseStep, category, series func(*results.Group) string, colour func(*results.Group) string) []figure {
+	var cats, names []string
 	for _, g := range b.groups {
-		targets = appendNew(targets, g.Target)
-		tools = appendNew(tools, g.Tool)
+		cats = appendNew(cats, category(g))
+		names = appendNew(names, series(g))
 	}
-	mk := func(title, unit string, pick func(*results.Group) stats.Summary, logY bool) figure {
-		c := svgchart.Bars{Title: title, Categories: targets, Y: svgchart.Axis{Label: unit, Log: logY}}
-		for i, tool := range tools {
-			s := svgchart.BarSeries{Name: tool, Color: svgchart.Palette[i%len(svgchart.Palette)]}
-			for _, t := range targets {
+	mk := func(title, unit string, pick func(*results.Group) stats.Summary) figure {
+		c := svgchart.Bars{Title: title, Categories: cats, Y: svgchart.Axis{Label: unit}, Width: max(640, 28*len(cats)*len(names)+120)}
+		for i, name := range names {
+			s := svgchart.BarSeries{Name: name, Color: svgchart.Palette[i%len(svgchart.Palette)]}
+			for _, g := range b.groups {
+				if colour != nil && series(g) == name {
+					s.Color = colour(g)
+				}
+			}
+			for _, cat := range cats {
 				v, lo, hi := math.NaN(), math.NaN(), math.NaN()
 				for _, g := range b.groups {
-					if g.Target == t && g.Tool == tool {
+					if category(g) == cat && series(g) == name {
 						sum := pick(g)
 						if sum.N > 0 {
 							v = sum.Median
@@ -356,73 +373,113 @@ func barCharts(b *baseStep) []figure {
 		return figure{Caption: title + ": median over repeats, whiskers the 95 % interval of the median", SVG: template.HTML(c.SVG())}
 	}
 	return []figure{
-		mk(b.name+": throughput", "req/s", func(g *results.Group) stats.Summary { return g.Throughput }, false),
-		mk(b.name+": p99 latency", "p99 ms", func(g *results.Group) stats.Summary { return g.P99 }, false),
+		mk(b.name+": throughput", "req/s", func(g *results.Group) stats.Summary { return g.Throughput }),
+		mk(b.name+": p99 latency", "p99 ms", func(g *results.Group) stats.Summary { return g.P99 }),
 	}
 }
 
-// sweep is a matrix dimension: its label and how to read it from a group.
-type sweep struct {
-	label string
-	value func(*results.Group) float64
+// dimension is one thing a matrix can sweep: numeric ones can be an x axis, the others only
+// split lines or bars.
+type dimension struct {
+	label   string
+	num     func(*results.Group) float64 // nil for a categorical dimension
+	cat     func(*results.Group) string
+	inSteps func(*scenario.Matrix) int // how many values the step's matrix lists
 }
 
-var sweeps = []sweep{
-	{"connections", func(g *results.Group) float64 { return float64(g.Connections) }},
-	{"in flight per connection", func(g *results.Group) float64 { return float64(g.Concurrency) }},
-	{"payload bytes", func(g *results.Group) float64 { return float64(g.PayloadBytes) }},
-	{"target req/s", func(g *results.Group) float64 { return g.Rate }},
+var dimensions = []dimension{
+	{label: "requests in flight", num: func(g *results.Group) float64 { return float64(g.InFlight) }, inSteps: func(m *scenario.Matrix) int { return len(m.InFlight) }},
+	{label: "connections", num: func(g *results.Group) float64 { return float64(g.Connections) }, inSteps: func(m *scenario.Matrix) int { return len(m.Connections) }},
+	{label: "in flight per connection", num: func(g *results.Group) float64 { return float64(g.Concurrency) }, inSteps: func(m *scenario.Matrix) int { return len(m.Concurrency) }},
+	{label: "payload bytes", num: func(g *results.Group) float64 { return float64(g.PayloadBytes) }, inSteps: func(m *scenario.Matrix) int { return len(m.PayloadBytes) }},
+	{label: "target req/s", num: func(g *results.Group) float64 { return g.Rate }, inSteps: func(m *scenario.Matrix) int { return len(m.Rate) }},
+	{label: "HTTP", cat: func(g *results.Group) string { return g.HTTPVersion }, inSteps: func(m *scenario.Matrix) int { return len(m.HTTPVersion) }},
+	{label: "encoding", cat: func(g *results.Group) string { return g.Encoding }, inSteps: func(m *scenario.Matrix) int { return len(m.Encoding) }},
 }
 
-// matrixCharts draws a swept step as lines: x the first swept variable, one line per target
-// (and tool, and value of any other swept variable).
-func matrixCharts(b *baseStep) []figure {
-	var swept []sweep
-	for _, sw := range sweeps {
-		vals := map[float64]bool{}
-		for _, g := range b.groups {
-			vals[sw.value(g)] = true
-		}
-		if len(vals) > 1 {
-			swept = append(swept, sw)
-		}
+func (d dimension) text(g *results.Group) string {
+	if d.num != nil {
+		return svgchart.FormatNumber(d.num(g))
 	}
-	if len(swept) == 0 {
-		return barCharts(b)
-	}
-	x := swept[0]
-	tools := map[string]bool{}
-	for _, g := range b.groups {
-		tools[g.Tool] = true
-	}
-	type lineKey struct{ name, target string }
-	var keys []lineKey
-	points := map[lineKey][2][]svgchart.Point{}
-	for _, g := range b.groups {
-		if g.Throughput.N == 0 {
+	return d.cat(g)
+}
+
+// swept lists the dimensions a step sweeps: those its matrix lists, or, without the scenario,
+// those whose values differ between its groups. Deriving the x axis from the matrix matters:
+// sweeping in-flight requests moves connections for one target and streams for another.
+func swept(b *baseStep) []dimension {
+	var out []dimension
+	for _, d := range dimensions {
+		if b.step != nil && b.step.Matrix != nil {
+			if d.inSteps(b.step.Matrix) > 1 {
+				out = append(out, d)
+			}
 			continue
 		}
+		vals := map[string]bool{}
+		for _, g := range b.groups {
+			vals[d.text(g)] = true
+		}
+		if len(vals) > 1 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// matrixCharts draws a swept step as lines: x the first numeric swept variable, one line per
+// target (and tool, and value of any other swept variable). A step that sweeps only categories
+// (HTTP version, encoding) gets bars, one group per variant.
+func matrixCharts(b *baseStep) []figure {
+	dims := swept(b)
+	tools := groupsTools(b)
+	lineName := func(g *results.Group, skip int) string {
 		name := g.Target
 		if len(tools) > 1 {
 			name += " (" + g.Tool + ")"
 		}
-		for _, other := range swept[1:] {
-			name += fmt.Sprintf(", %s %s", other.label, svgchart.FormatNumber(other.value(g)))
+		for i, d := range dims {
+			if i != skip {
+				name += fmt.Sprintf(", %s %s", d.label, d.text(g))
+			}
 		}
-		k := lineKey{name, g.Target}
+		return name
+	}
+	x := -1
+	for i, d := range dims {
+		if d.num != nil {
+			x = i
+			break
+		}
+	}
+	if x < 0 {
+		return bars(b, func(g *results.Group) string { return g.Step }, func(g *results.Group) string {
+			if len(tools) > 1 {
+				return g.Target + " (" + g.Tool + ")"
+			}
+			return g.Target
+		}, func(g *results.Group) string { return colorFor(g.Target, map[string]int{}) })
+	}
+	xd := dims[x]
+	type lineKey struct{ name, target string }
+	var keys []lineKey
+	points := map[lineKey][2][]svgchart.Point{}
+	var xs []float64
+	for _, g := range b.groups {
+		xs = append(xs, xd.num(g))
+		if g.Throughput.N == 0 {
+			continue
+		}
+		k := lineKey{lineName(g, x), g.Target}
 		if _, ok := points[k]; !ok {
 			keys = append(keys, k)
 		}
 		pts := points[k]
-		pts[0] = append(pts[0], svgchart.Point{X: x.value(g), Y: g.Throughput.Median})
-		pts[1] = append(pts[1], svgchart.Point{X: x.value(g), Y: g.P99.Median})
+		pts[0] = append(pts[0], svgchart.Point{X: xd.num(g), Y: g.Throughput.Median})
+		pts[1] = append(pts[1], svgchart.Point{X: xd.num(g), Y: g.P99.Median})
 		points[k] = pts
 	}
-	var xs []float64
-	for _, g := range b.groups {
-		xs = append(xs, x.value(g))
-	}
-	xAxis := svgchart.Axis{Label: x.label, Log: spread(xs) >= 10}
+	xAxis := svgchart.Axis{Label: xd.label, Log: spread(xs) >= 10}
 	if xAxis.Log {
 		for _, v := range uniqueSorted(xs) {
 			xAxis.Ticks = append(xAxis.Ticks, svgchart.Tick{Value: v, Label: svgchart.FormatNumber(v)})
@@ -441,7 +498,7 @@ func matrixCharts(b *baseStep) []figure {
 		c.Y.Log = i == 1 && spread(ys) >= 20
 		return figure{Caption: title + " (medians over repeats)", SVG: template.HTML(c.SVG())}
 	}
-	return []figure{mk(b.name+": throughput by "+x.label, "req/s", 0), mk(b.name+": p99 latency by "+x.label, "p99 ms", 1)}
+	return []figure{mk(b.name+": throughput by "+xd.label, "req/s", 0), mk(b.name+": p99 latency by "+xd.label, "p99 ms", 1)}
 }
 
 // spread is max/min of the positive values, 1 when there are none.

@@ -38,7 +38,14 @@ func TestWriteInBrowser(t *testing.T) {
 			if n := strings.Count(string(page), "no per-second data for this run"); n != 1 {
 				t.Errorf("%d runs without per-second data, want 1 (the wrk run)", n)
 			}
-			for _, id := range []string{"step-getuser", "step-sweep", "step-sweep-conn16", "cpu", "published", "flags", "raw"} {
+			// A sweep of requests in flight is drawn over in flight, even where it moves
+			// connections for one target and streams for another.
+			for _, title := range []string{"inflight: throughput by requests in flight", "grid: throughput"} {
+				if !strings.Contains(string(page), `aria-label="`+title+`"`) {
+					t.Errorf("no chart %q", title)
+				}
+			}
+			for _, id := range []string{"step-getuser", "step-sweep", "step-sweep-conn16", "step-inflight", "step-grid", "cpu", "published", "flags", "raw"} {
 				if !strings.Contains(string(page), `id="`+id+`"`) {
 					t.Errorf("no element with id %q", id)
 				}

@@ -71,6 +71,28 @@ steps:
     duration: 5s
     matrix:
       connections: [4, 16, 64]
+  - name: inflight
+    description: GetUser at 8 and 32 in flight, each target on its natural topology
+    targets: [grpc, rest]
+    tools: [protobench]
+    method: GetUser
+    repeats: 2
+    warmup: 1s
+    duration: 4s
+    matrix:
+      in_flight: [8, 32]
+  - name: grid
+    description: HTTP/1.1 or HTTP/2 with JSON or protobuf, and gRPC
+    targets: [rest, grpc]
+    tools: [protobench]
+    method: GetUser
+    in_flight: 8
+    repeats: 2
+    warmup: 1s
+    duration: 4s
+    matrix:
+      http_version: ["1.1", "2"]
+      encoding: [json, protobuf]
 `
 
 // Options shape a generated folder.
@@ -134,6 +156,9 @@ func Write(dir string, opts Options) error {
 		}
 		// Throughput rises with connections up to a plateau; latency follows Little's law.
 		inFlight := float64(r.Connections * r.Concurrency)
+		if r.InFlight > 0 {
+			inFlight = float64(r.InFlight)
+		}
 		rec.ThroughputRPS = base * opts.Speed * wobble * inFlight / (inFlight + 4)
 		rec.DurationS = r.Duration.Seconds()
 		rec.Requests = int64(rec.ThroughputRPS * rec.DurationS)
