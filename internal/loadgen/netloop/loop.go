@@ -252,3 +252,28 @@ func LostCode(cause, malformed error) string {
 	}
 	return loadgen.CodeConnReset
 }
+
+// Pending is a request awaiting its reply.
+type Pending struct {
+	T     loadgen.Ticket
+	Start time.Time
+}
+
+// Inflight holds a session's requests by the id their replies carry.
+type Inflight[K comparable] map[K]Pending
+
+// Fail ends every request with err and forgets them.
+func (m Inflight[K]) Fail(p *loadgen.Pipe, now time.Time, err error) {
+	for id, pd := range m {
+		p.Done(pd.T, pd.Start, now, err)
+		delete(m, id)
+	}
+}
+
+// Abandon drops every request unrecorded.
+func (m Inflight[K]) Abandon(p *loadgen.Pipe) {
+	for id, pd := range m {
+		p.Abandon(pd.T)
+		delete(m, id)
+	}
+}

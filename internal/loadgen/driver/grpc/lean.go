@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/protobench/protobench/internal/contract"
 	"github.com/protobench/protobench/internal/loadgen"
+	"github.com/protobench/protobench/internal/loadgen/driver/h2session"
 	"github.com/protobench/protobench/internal/loadgen/netloop"
 	"github.com/protobench/protobench/internal/wire/h2wire"
 )
@@ -24,7 +24,7 @@ import (
 // client speaks the same protocol — HTTP/2 frames carrying length-prefixed protobuf messages,
 // status in the trailers — from prebuilt bytes through package h2wire (frames parsed in place,
 // header blocks indexed in HPACK's dynamic table after the first call); every connection of a
-// group is a session of one netloop event loop, which writes all the calls that are due in one
+// group is a session (package h2session) of one netloop event loop, which writes all the calls that are due in one
 // system call per connection. Replies are checked against the contract as grpc-go's path checks
 // them. --grpc-client grpc-go selects grpc-go's client instead.
 
@@ -48,11 +48,7 @@ func (Driver) Multiplexes(cfg *loadgen.Config) bool {
 
 // Serve implements loadgen.Multiplexer: one netloop event loop over a group of lean connections.
 func (Driver) Serve(ctx context.Context, conns []loadgen.Conn, p *loadgen.Pipe) error {
-	sessions := make([]netloop.Session, len(conns))
-	for i, c := range conns {
-		sessions[i] = c.(*leanConn)
-	}
-	return netloop.Serve(ctx, sessions, p, netloop.Options{})
+	return h2session.Serve(ctx, conns, p)
 }
 
 // leanRequest is the call's message (with the 5-byte gRPC prefix) and the check of a reply
@@ -104,117 +100,34 @@ func requestFields(cfg *loadgen.Config) []h2wire.Field {
 	}
 }
 
-// call is what a stream carries: the ticket and when the call went out.
-type call struct {
-	t     loadgen.Ticket
-	start time.Time
-}
-
-// leanConn is one HTTP/2 connection of the lean client: a netloop.Session.
-type leanConn struct {
-	cfg    *loadgen.Config
-	slots  int
-	fields []h2wire.Field
-	blocks h2wire.HeaderBlocks
-	msg    []byte // request message with its gRPC prefix
-	check  func([]byte) error
-
-	conn *netloop.Conn
-	h2   h2wire.Client[call]
-}
-
-// dialLean opens a connection and completes the HTTP/2 handshake: our preface and settings, the
-// server's settings. A server that accepts TCP but does not speak HTTP/2 fails here, within the
-// connect timeout.
-func dialLean(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes) (*leanConn, error) {
+// dialLean opens a lean connection: an h2session whose calls this driver judges.
+func dialLean(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes) (*h2session.Session, error) {
 	msg, check, err := leanRequest(cfg)
 	if err != nil {
 		return nil, err
 	}
-	c := &leanConn{cfg: cfg, slots: cfg.Concurrency, fields: requestFields(cfg), msg: msg, check: check, conn: netloop.NewConn(wire)}
-	c.h2.Out = &c.conn.Out
-	c.h2.Keep = []string{"grpc-status", "grpc-message"}
-	return c, c.Connect(ctx)
+	s := h2session.New(h2session.Protocol{
+		Address:   cfg.Target.Address,
+		Slots:     cfg.Concurrency,
+		Fields:    requestFields(cfg),
+		Body:      msg,
+		Keep:      []string{"grpc-status", "grpc-message"},
+		Outcome:   func(st *h2session.Stream) error { return outcome(st, check) },
+		LostCode:  lostCode,
+		GoingAway: errGoingAway,
+		Handshake: "gRPC connection not ready: no HTTP/2 SETTINGS",
+	}, wire)
+	return s, s.Connect(ctx)
 }
 
-func (c *leanConn) NewWorker(context.Context) (loadgen.Worker, error) {
-	return nil, errors.New("grpc lean connections are served by event loops")
-}
-
-func (c *leanConn) Close() error { return c.conn.Close() }
-
-// Conn implements netloop.Session.
-func (c *leanConn) Conn() *netloop.Conn { return c.conn }
-
-// Connect implements netloop.Session.
-func (c *leanConn) Connect(ctx context.Context) error {
-	addr := c.cfg.Target.Address
-	if err := c.conn.Dial(ctx, addr); err != nil {
-		return err
-	}
-	c.h2.Reset()
-	err := c.conn.Handshake(ctx, addr, "gRPC connection not ready: no HTTP/2 SETTINGS", func() (bool, error) {
-		n, err := c.h2.Frames(c.conn.In[:c.conn.N])
-		c.conn.Consume(n)
-		return c.h2.Settled, err
-	})
-	if err != nil {
-		return err
-	}
-	c.blocks = h2wire.EncodeHeaders(c.fields, c.h2.HeaderTableSize())
-	return nil
-}
-
-// Room implements netloop.Session.
-func (c *leanConn) Room() int { return c.h2.Room(c.slots, len(c.msg)) }
-
-// Send implements netloop.Session: HEADERS and DATA with END_STREAM.
-func (c *leanConn) Send(t loadgen.Ticket, now time.Time) error {
-	c.h2.Open(&c.blocks, c.msg, call{t: t, start: now})
-	return nil
-}
-
-// Inflight implements netloop.Session.
-func (c *leanConn) Inflight() int { return c.h2.Inflight() }
-
-// Received implements netloop.Session.
-func (c *leanConn) Received(p *loadgen.Pipe) error {
-	n, err := c.h2.Frames(c.conn.In[:c.conn.N])
-	c.conn.Consume(n)
-	if len(c.h2.Finished) > 0 {
-		end := p.Now()
-		for _, s := range c.h2.Finished {
-			p.Done(s.Req.t, s.Req.start, end, c.outcome(s))
-			c.h2.Recycle(s)
-		}
-		c.h2.Finished = c.h2.Finished[:0]
-	}
-	if err == nil && c.h2.GoingAway && c.h2.Inflight() == 0 {
-		err = errGoingAway
-	}
-	return err
-}
-
-// Fail implements netloop.Session.
-func (c *leanConn) Fail(p *loadgen.Pipe, now time.Time, cause error) {
-	code := loadgen.Classify(cause)
+func lostCode(cause error) string {
 	switch {
 	case errors.Is(cause, netloop.ErrClosed):
-		code = loadgen.CodeEOF
+		return loadgen.CodeEOF
 	case errors.Is(cause, h2wire.ErrProtocol):
-		code = "grpc:" + codes.Internal.String()
+		return "grpc:" + codes.Internal.String()
 	}
-	lost := loadgen.ConnLost(&loadgen.CodedError{Code: code, Err: cause})
-	for _, s := range c.h2.Finished {
-		p.Done(s.Req.t, s.Req.start, now, c.outcome(s))
-	}
-	c.h2.Finished = c.h2.Finished[:0]
-	c.h2.Each(func(s *h2wire.Stream[call]) { p.Done(s.Req.t, s.Req.start, now, lost) })
-}
-
-// Abandon implements netloop.Session.
-func (c *leanConn) Abandon(p *loadgen.Pipe) {
-	c.h2.Each(func(s *h2wire.Stream[call]) { p.Abandon(s.Req.t) })
+	return loadgen.Classify(cause)
 }
 
 var errGoingAway = loadgen.ProtocolError("grpc:"+codes.Unavailable.String(), errorString("the server is going away (GOAWAY)"))
@@ -223,8 +136,8 @@ type errorString string
 
 func (e errorString) Error() string { return string(e) }
 
-// outcome judges a finished call the way a gRPC client would.
-func (c *leanConn) outcome(s *h2wire.Stream[call]) error {
+// outcome judges a finished call the way a gRPC client would; check judges the reply message.
+func outcome(s *h2session.Stream, check func([]byte) error) error {
 	grpcStatus, grpcMsg := -1, ""
 	for _, f := range s.Fields {
 		switch f.Name {
@@ -266,9 +179,9 @@ func (c *leanConn) outcome(s *h2wire.Stream[call]) error {
 		if err != nil {
 			return badResponse("compressed reply does not inflate as gzip: %v", err)
 		}
-		return c.check(msg)
+		return check(msg)
 	}
-	return c.check(d[5:])
+	return check(d[5:])
 }
 
 func gunzip(b []byte) ([]byte, error) {

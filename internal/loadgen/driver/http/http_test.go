@@ -7,6 +7,7 @@ import (
 
 	"github.com/protobench/protobench/internal/contract"
 	"github.com/protobench/protobench/internal/loadgen"
+	"github.com/protobench/protobench/internal/loadgen/driver/drivertest"
 	_ "github.com/protobench/protobench/internal/loadgen/driver/http"
 	"github.com/protobench/protobench/internal/servertest"
 )
@@ -50,24 +51,7 @@ func TestMethodsAgainstRealServer(t *testing.T) {
 	}
 }
 
-// runClean runs the load command's arguments and wants requests, none failed, bytes counted.
-func runClean(t *testing.T, args []string) {
-	t.Helper()
-	cfg, _, err := loadgen.ParseArgs(args, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{})
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	if res.Requests == 0 || res.Errors != 0 {
-		t.Fatalf("requests %d errors %d (%v), want some and none", res.Requests, res.Errors, res.ErrorsByCode)
-	}
-	if res.BytesSent == 0 || res.BytesReceived == 0 {
-		t.Errorf("bytes sent %d received %d, want both counted", res.BytesSent, res.BytesReceived)
-	}
-}
+func runClean(t *testing.T, args []string) { drivertest.RunClean(t, true, args...) }
 
 // A request of the user's own: only its status is checked, on either HTTP version and model.
 func TestCustomRequest(t *testing.T) {

@@ -25,7 +25,7 @@ func FuzzGobReplies(f *testing.F) {
 			t.Fatal(err)
 		}
 		for seq := uint64(1); seq <= 64; seq++ {
-			c.inflight[seq] = pending{}
+			c.inflight[seq] = netloop.Pending{}
 		}
 		if err := c.frame(); err != nil {
 			return

@@ -43,7 +43,7 @@ type leanConn struct {
 	enc      *gob.Encoder
 	dec      *gob.Decoder
 	seq      uint64
-	inflight map[uint64]pending
+	inflight netloop.Inflight[uint64]
 	req      rpc.Request
 	resp     rpc.Response
 
@@ -52,11 +52,6 @@ type leanConn struct {
 	limit  int // end of the last complete reply: the decoder never reads past it
 	values int // value messages framed since the last complete reply
 	ready  int // complete replies not yet decoded
-}
-
-type pending struct {
-	t     loadgen.Ticket
-	start time.Time
 }
 
 // outWriter is where the gob encoder writes: the connection's output.
@@ -98,7 +93,7 @@ func (c *leanConn) Connect(ctx context.Context) error {
 func (c *leanConn) resetStreams() error {
 	c.enc = gob.NewEncoder(outWriter{c.conn})
 	c.dec = gob.NewDecoder(c)
-	c.inflight = map[uint64]pending{}
+	c.inflight = netloop.Inflight[uint64]{}
 	c.rpos, c.scan, c.limit, c.values, c.ready = 0, 0, 0, 0, 0
 	return nil
 }
@@ -111,20 +106,11 @@ func (c *leanConn) Inflight() int { return len(c.inflight) }
 
 // Fail implements netloop.Session.
 func (c *leanConn) Fail(p *loadgen.Pipe, now time.Time, cause error) {
-	lost := loadgen.ConnLost(&loadgen.CodedError{Code: netloop.LostCode(cause, errGob), Err: cause})
-	for seq, pd := range c.inflight {
-		p.Done(pd.t, pd.start, now, lost)
-		delete(c.inflight, seq)
-	}
+	c.inflight.Fail(p, now, loadgen.ConnLost(&loadgen.CodedError{Code: netloop.LostCode(cause, errGob), Err: cause}))
 }
 
 // Abandon implements netloop.Session.
-func (c *leanConn) Abandon(p *loadgen.Pipe) {
-	for seq, pd := range c.inflight {
-		p.Abandon(pd.t)
-		delete(c.inflight, seq)
-	}
-}
+func (c *leanConn) Abandon(p *loadgen.Pipe) { c.inflight.Abandon(p) }
 
 // Received implements netloop.Session: frame the gob messages that arrived, decode the complete
 // replies, and drop what is decoded from the buffer.
@@ -174,7 +160,7 @@ func (c *leanConn) Send(t loadgen.Ticket, now time.Time) error {
 	if err := c.enc.Encode(c.call.args); err != nil {
 		return err
 	}
-	c.inflight[c.seq] = pending{t: t, start: now}
+	c.inflight[c.seq] = netloop.Pending{T: t, Start: now}
 	return nil
 }
 
@@ -245,28 +231,28 @@ func (c *leanConn) decode(p *loadgen.Pipe) error {
 		if err != nil {
 			return err
 		}
-		p.Done(pd.t, pd.start, end, outcome)
+		p.Done(pd.T, pd.Start, end, outcome)
 	}
 	return nil
 }
 
 // decodeReply decodes the next complete reply and takes its call out of those in flight.
-func (c *leanConn) decodeReply() (pending, error, error) {
+func (c *leanConn) decodeReply() (netloop.Pending, error, error) {
 	c.ready--
 	c.resp = rpc.Response{}
 	if err := c.dec.Decode(&c.resp); err != nil {
-		return pending{}, nil, fmt.Errorf("%w: reply header: %v", errGob, err)
+		return netloop.Pending{}, nil, fmt.Errorf("%w: reply header: %v", errGob, err)
 	}
 	var outcome error
 	if c.resp.Error != "" {
 		if err := c.dec.DecodeValue(reflect.Value{}); err != nil { // discard the empty body
-			return pending{}, nil, fmt.Errorf("%w: error reply body: %v", errGob, err)
+			return netloop.Pending{}, nil, fmt.Errorf("%w: error reply body: %v", errGob, err)
 		}
 		outcome = loadgen.ProtocolError(CodeServerError, rpc.ServerError(c.resp.Error))
 	} else {
 		c.call.reset()
 		if err := c.dec.Decode(c.call.reply); err != nil {
-			return pending{}, nil, fmt.Errorf("%w: reply body: %v", errGob, err)
+			return netloop.Pending{}, nil, fmt.Errorf("%w: reply body: %v", errGob, err)
 		}
 		if err := c.call.check(); err != nil {
 			outcome = loadgen.ProtocolError(loadgen.CodeBadResponse, err)
@@ -274,7 +260,7 @@ func (c *leanConn) decodeReply() (pending, error, error) {
 	}
 	pd, ok := c.inflight[c.resp.Seq]
 	if !ok {
-		return pending{}, nil, fmt.Errorf("%w: reply to unknown call %d", errGob, c.resp.Seq)
+		return netloop.Pending{}, nil, fmt.Errorf("%w: reply to unknown call %d", errGob, c.resp.Seq)
 	}
 	delete(c.inflight, c.resp.Seq)
 	return pd, outcome, nil

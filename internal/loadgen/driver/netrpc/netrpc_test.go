@@ -1,12 +1,10 @@
 package netrpcdriver_test
 
 import (
-	"context"
-	"io"
 	"testing"
 
 	"github.com/protobench/protobench/internal/contract"
-	"github.com/protobench/protobench/internal/loadgen"
+	"github.com/protobench/protobench/internal/loadgen/driver/drivertest"
 	_ "github.com/protobench/protobench/internal/loadgen/driver/netrpc"
 	"github.com/protobench/protobench/internal/servertest"
 )
@@ -29,14 +27,10 @@ func TestMethodsAgainstRealServer(t *testing.T) {
 	for _, v := range variants {
 		for _, tc := range tests {
 			t.Run(v[0]+"="+v[1]+" "+tc.name, func(t *testing.T) {
-				cfg, _, err := loadgen.ParseArgs(append([]string{
+				res := drivertest.Run(t, append([]string{
 					"--target", "netrpc://" + ep.Main, "--method", tc.method, "--payload-bytes", tc.payload,
 					"--connections", "2", "--concurrency", "8", "--duration", "500ms", "--warmup", "100ms",
-				}, v...), io.Discard)
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, _ := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{})
+				}, v...)...)
 				if res.Requests == 0 {
 					t.Fatalf("no request completed: %s", res.Error)
 				}

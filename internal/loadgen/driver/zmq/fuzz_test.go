@@ -18,9 +18,9 @@ func FuzzZMTPReplies(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &leanDealer{cfg: cfg, slots: 64, req: req, conn: netloop.NewConn(&loadgen.WireBytes{}), inflight: map[uint64]pending{}}
+		c := &leanDealer{cfg: cfg, slots: 64, req: req, conn: netloop.NewConn(&loadgen.WireBytes{}), inflight: netloop.Inflight[uint64]{}}
 		for id := uint64(1); id <= 64; id++ {
-			c.inflight[id] = pending{}
+			c.inflight[id] = netloop.Pending{}
 		}
 		c.conn.In = append([]byte(nil), in...)
 		c.conn.N = len(in)

@@ -86,7 +86,7 @@ type leanDealer struct {
 	conn     *netloop.Conn
 	greeted  bool
 	nextID   uint64
-	inflight map[uint64]pending
+	inflight netloop.Inflight[uint64]
 	frames   [][]byte // frames of the reply being assembled (slices of In, valid until compaction)
 	ready    bool     // the server's READY arrived
 	replies  []reply
@@ -104,7 +104,7 @@ func dialLeanDealer(ctx context.Context, cfg *loadgen.Config, wire *loadgen.Wire
 	if err != nil {
 		return nil, err
 	}
-	c := &leanDealer{cfg: cfg, slots: cfg.Concurrency, req: req, conn: netloop.NewConn(wire), inflight: map[uint64]pending{}}
+	c := &leanDealer{cfg: cfg, slots: cfg.Concurrency, req: req, conn: netloop.NewConn(wire), inflight: netloop.Inflight[uint64]{}}
 	c.prefix = appendZMTPFrame(nil, zmtpMore, nil)
 	c.prefix = appendZMTPFrame(c.prefix, zmtpMore, req.method)
 	c.prefix = append(c.prefix, zmtpMore, zmqwire.IDBytes)
@@ -153,34 +153,25 @@ func (c *leanDealer) Received(p *loadgen.Pipe) error {
 	c.replies, err = c.parse(c.replies[:0])
 	end := p.Now()
 	for _, r := range c.replies {
-		p.Done(r.p.t, r.p.start, end, r.err)
+		p.Done(r.p.T, r.p.Start, end, r.err)
 	}
 	return err
 }
 
 // Fail implements netloop.Session.
 func (c *leanDealer) Fail(p *loadgen.Pipe, now time.Time, cause error) {
-	lost := loadgen.ConnLost(&loadgen.CodedError{Code: netloop.LostCode(cause, errZMTP), Err: cause})
-	for id, pd := range c.inflight {
-		p.Done(pd.t, pd.start, now, lost)
-		delete(c.inflight, id)
-	}
+	c.inflight.Fail(p, now, loadgen.ConnLost(&loadgen.CodedError{Code: netloop.LostCode(cause, errZMTP), Err: cause}))
 }
 
 // Abandon implements netloop.Session.
-func (c *leanDealer) Abandon(p *loadgen.Pipe) {
-	for id, pd := range c.inflight {
-		p.Abandon(pd.t)
-		delete(c.inflight, id)
-	}
-}
+func (c *leanDealer) Abandon(p *loadgen.Pipe) { c.inflight.Abandon(p) }
 
 // Expire implements netloop.Expirer: a reply the server dropped at its high-water mark never
 // comes, so the request times out.
 func (c *leanDealer) Expire(p *loadgen.Pipe, now time.Time) {
 	for id, pd := range c.inflight {
-		if now.Sub(pd.start) > c.timeout {
-			p.Done(pd.t, pd.start, now, timeoutError(c.timeout))
+		if now.Sub(pd.Start) > c.timeout {
+			p.Done(pd.T, pd.Start, now, timeoutError(c.timeout))
 			delete(c.inflight, id)
 		}
 	}
@@ -192,7 +183,7 @@ func (c *leanDealer) Send(t loadgen.Ticket, now time.Time) error {
 	out := append(c.conn.Out, c.prefix...)
 	out = binary.BigEndian.AppendUint64(out, c.nextID)
 	c.conn.Out = append(out, c.suffix...)
-	c.inflight[c.nextID] = pending{t: t, start: now}
+	c.inflight[c.nextID] = netloop.Pending{T: t, Start: now}
 	return nil
 }
 
@@ -200,7 +191,7 @@ var errZMTP = errors.New("ZMTP protocol error")
 
 // reply is a complete reply taken off the connection.
 type reply struct {
-	p   pending
+	p   netloop.Pending
 	err error
 }
 

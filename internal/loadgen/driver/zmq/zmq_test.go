@@ -1,11 +1,10 @@
 package zmqdriver_test
 
 import (
-	"context"
-	"io"
 	"testing"
 
 	"github.com/protobench/protobench/internal/loadgen"
+	"github.com/protobench/protobench/internal/loadgen/driver/drivertest"
 	_ "github.com/protobench/protobench/internal/loadgen/driver/zmq"
 	"github.com/protobench/protobench/internal/servertest"
 )
@@ -48,20 +47,7 @@ func TestPatternsAgainstRealServer(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"--target", "zmq://" + ep.Main, "--connections", "2", "--concurrency", "8", "--duration", "500ms", "--warmup", "200ms"}, tc.args...)
-			cfg, _, err := loadgen.ParseArgs(args, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{})
-			if err != nil {
-				t.Fatalf("run: %v", err)
-			}
-			if res.Requests == 0 || res.Errors != 0 {
-				t.Fatalf("requests %d errors %d (%v), want some and none", res.Requests, res.Errors, res.ErrorsByCode)
-			}
-			if res.BytesSent == 0 {
-				t.Error("no bytes counted as sent")
-			}
+			res := drivertest.RunClean(t, false, args...)
 			if tc.check != nil {
 				tc.check(t, res)
 			}
