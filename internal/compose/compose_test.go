@@ -16,8 +16,10 @@ import (
 func dryRunClient(t *testing.T, command []string) (*Client, *bytes.Buffer) {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "docker-compose.yml"), []byte("services: {}\n"), 0o644); err != nil {
-		t.Fatal(err)
+	for _, f := range DefaultFiles {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("services: {}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var log bytes.Buffer
 	c, err := New(context.Background(), Options{
@@ -36,8 +38,8 @@ func TestDryRunPrintsExactCommands(t *testing.T) {
 	for _, command := range [][]string{{"docker", "compose"}, {"docker-compose"}} {
 		t.Run(strings.Join(command, " "), func(t *testing.T) {
 			c, log := dryRunClient(t, command)
-			file := filepath.Join(c.opts.Dir, "docker-compose.yml")
-			base := strings.Join(command, " ") + " -p protobench -f " + file +
+			base := strings.Join(command, " ") + " -p protobench -f " + filepath.Join(c.opts.Dir, MainFile) +
+				" -f " + filepath.Join(c.opts.Dir, ServersFile) +
 				" --profile servers --profile tools --profile grafana"
 			env := "'PROTOBENCH_RAW_DIR=/tmp/raw dir' "
 			cases := []struct {

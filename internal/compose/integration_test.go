@@ -78,7 +78,7 @@ func stackTest(ctx context.Context, t *testing.T, root string, command []string,
 	c, err := compose.New(ctx, compose.Options{
 		Dir: filepath.Join(root, "compose"), ProjectName: project, Env: env, Command: command,
 		// The test reads Prometheus on its published port.
-		Files: []string{"docker-compose.yml", compose.PublishFile},
+		Files: append(append([]string{}, compose.DefaultFiles...), compose.PublishFile),
 	})
 	if err != nil {
 		t.Fatal(err)
