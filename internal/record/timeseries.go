@@ -25,8 +25,8 @@ type Timeseries struct {
 	StartUnix float64 `json:"start_unix"`
 	EndUnix   float64 `json:"end_unix"`
 	IntervalS float64 `json:"interval_s"` // the nominal length of a point
-	// Points are in time order: the warm-up first (Warmup set, TS at most 0), then the measured
-	// window.
+	// Points are in time order: the warm-up first (Warmup set; the last of them closes at the
+	// window's start, so its TS is 0 give or take the timer's lateness), then the measured window.
 	Points []TimeseriesPoint `json:"points"`
 }
 

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -387,7 +388,7 @@ func TestLiveMetrics(t *testing.T) {
 	text := string(b)
 	for _, want := range []string{
 		`protobench_client_requests_total{code="OK",method="GetUser",run_id="r1",scenario="smoke",step="s1",target="grpc"}`,
-		`protobench_client_latency_seconds_bucket{method="GetUser",run_id="r1",scenario="smoke",step="s1",target="grpc",le="0.001"}`,
+		`protobench_client_latency_seconds_bucket{method="GetUser",run_id="r1",scenario="smoke",step="s1",target="grpc",le="` + strconv.FormatFloat(loadgen.LatencyBuckets[100], 'g', -1, 64) + `"}`,
 		`protobench_client_service_time_seconds_count`,
 		`protobench_client_inflight{`,
 		`protobench_client_scheduler_lag_seconds{`,
