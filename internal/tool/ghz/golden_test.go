@@ -13,7 +13,6 @@ var golden = tooltest.Golden{
 	Adapter:    Adapter{},
 	ProgramEnv: "GHZ",
 	ServerEnv:  map[string]string{"grpc": "GRPC_ADDR", "grpc-small": "GRPC_SMALL_ADDR"},
-	Paths:      map[string]string{ProtoDir: "../../../proto"},
 	GzipStdout: true,
 }
 

@@ -17,7 +17,6 @@ var golden = tooltest.Golden{
 		"rest": "REST_ADDR", "rest-small": "REST_SMALL_ADDR",
 		"grpc": "GRPC_ADDR", "grpc-small": "GRPC_SMALL_ADDR",
 	},
-	Paths:     map[string]string{ScriptDir: "scripts", ProtoDir: "../../../proto"},
 	RawPrefix: goldenRawPrefix,
 }
 

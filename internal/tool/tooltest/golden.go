@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/protobench/protobench/internal/record"
+	"github.com/protobench/protobench/internal/repo"
 	"github.com/protobench/protobench/internal/tool"
 )
 
@@ -40,9 +41,6 @@ type Golden struct {
 	// ServerEnv maps each server of the cases, but Unreachable, to the environment variable that
 	// holds its address for a capture.
 	ServerEnv map[string]string
-	// Paths maps paths inside the tool's image that Args puts on the command line to the
-	// repository's copies (relative to the test's package), which a capture on the host uses.
-	Paths map[string]string
 	// GzipStdout keeps stdout as stdout.gz, for a tool whose output is large.
 	GzipStdout bool
 	// RawPrefix, when set, is every case's RawPrefix, and files/ holds the files the tool wrote
@@ -154,13 +152,17 @@ func (g Golden) Capture(t *testing.T, cases []Case) {
 		sort.Strings(needs[1:])
 		t.Skipf("set PROTOBENCH_CAPTURE=1 (and %s) to re-capture golden files", strings.Join(needs, ", "))
 	}
+	// A capture runs the tool on the host: the image's paths on its command line become the
+	// checkout's copies, as the adapter declares them.
 	paths := map[string]string{}
-	for image, repo := range g.Paths {
-		abs, err := filepath.Abs(repo)
+	if h, ok := g.Adapter.(tool.HostPather); ok {
+		root, err := repo.Root()
 		if err != nil {
 			t.Fatal(err)
 		}
-		paths[image] = abs
+		for image, rel := range h.HostPaths() {
+			paths[image] = filepath.Join(root, rel)
+		}
 	}
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
@@ -185,8 +187,8 @@ func (g Golden) Capture(t *testing.T, cases []Case) {
 			}
 			args := g.Adapter.Args(inv)
 			for i, a := range args {
-				for image, repo := range paths {
-					a = strings.Replace(a, image, repo, 1)
+				for image, host := range paths {
+					a = strings.Replace(a, image, host, 1)
 				}
 				args[i] = a
 			}

@@ -13,7 +13,6 @@ var golden = tooltest.Golden{
 	Adapter:    Adapter{},
 	ProgramEnv: "WRK",
 	ServerEnv:  map[string]string{"rest": "REST_ADDR", "rest-small": "REST_SMALL_ADDR"},
-	Paths:      map[string]string{ScriptPath: "report.lua"},
 }
 
 // goldenCases run against "rest" (a normal server), "rest-small" (a server started with
