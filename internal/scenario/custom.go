@@ -298,14 +298,16 @@ func (d *decoder) decodeHTTPRequest(n *yaml.Node, field string) *Request {
 }
 
 // MethodName is the method name the custom request stands for in steps and records: the gRPC
-// method, or for HTTP the method and path's first segment ("GET /v1/users/1" gives GET_v1).
+// method, or for HTTP the method and the path's last segment ("POST /v1/orders/lookup" gives
+// POST_lookup).
 func (r *Request) MethodName() string {
 	if r.Call != "" {
 		return r.Call[strings.LastIndexByte(r.Call, '/')+1:]
 	}
-	seg := strings.Trim(r.HTTPPath, "/")
-	if i := strings.IndexByte(seg, '/'); i >= 0 {
-		seg = seg[:i]
+	seg, _, _ := strings.Cut(r.HTTPPath, "?")
+	seg = strings.Trim(seg, "/")
+	if i := strings.LastIndexByte(seg, '/'); i >= 0 {
+		seg = seg[i+1:]
 	}
 	if seg == "" {
 		return r.HTTPMethod

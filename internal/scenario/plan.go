@@ -50,7 +50,7 @@ type Run struct {
 	Concurrency  int     // in flight per connection (closed model)
 	Rate         float64 // total requests per second (open model), 0 when closed
 	PayloadBytes int
-	Pattern      string // ZeroMQ pattern when Target is zeromq, else empty
+	Pattern      string // the client pattern, for a target that has patterns (internal/targets), else empty
 	InFlight     int    // requests in flight when the step set in_flight, else 0
 	HTTPVersion  string // HTTP targets: HTTP1 or HTTP2; empty for the others
 	Encoding     string // HTTP targets: EncodingJSON or EncodingProtobuf; empty for the others

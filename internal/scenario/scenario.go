@@ -115,7 +115,7 @@ type Step struct {
 	Concurrency  int     // in-flight requests per connection
 	Rate         float64 // total requests per second, open model only
 	PayloadBytes int
-	Pattern      string // ZeroMQ pattern, used by target zeromq only
+	Pattern      string // client pattern (zmq_pattern), used by targets that have patterns only
 	// InFlight is the requests in flight; each target spreads them by its own topology
 	// (see Variant.topology). Excludes Concurrency.
 	InFlight    int

@@ -168,7 +168,7 @@ func (s *Scenario) anyOwnRequest(names []string) bool {
 }
 
 // validatePattern checks the step's pattern against every target of the step that takes one
-// (ZeroMQ), and fills in the default. The registry says which methods each pattern carries.
+// (internal/targets), and fills in the default. The registry says which methods each pattern carries.
 func validatePattern(d *decoder, sc *Scenario, st *Step, names, methods []string, line func(string) int, at func(string) string) {
 	var patterned []targets.Target
 	for _, n := range names {
