@@ -102,9 +102,10 @@ func FromRun(plan *scenario.Plan, run scenario.Run) record.Record {
 	}
 }
 
-// WriteJSON writes records as an indented JSON array (results.json).
+// WriteJSON writes records as an indented JSON array (results.json); figures a record does not
+// have (Missing) are null.
 func WriteJSON(w io.Writer, recs []record.Record) error {
-	data, err := json.MarshalIndent(normalize(recs), "", "  ")
+	data, err := marshalRecords(normalize(recs))
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
@@ -185,7 +186,16 @@ func WriteCSV(w io.Writer, recs []record.Record) error {
 	row := make([]string, len(cols))
 	for _, r := range recs {
 		v := reflect.ValueOf(r)
+		missing := map[string]bool{}
+		for _, m := range Missing(r) {
+			missing[m] = true
+		}
 		for i, c := range cols {
+			top, _, _ := strings.Cut(c.name, ".")
+			if missing[top] {
+				row[i] = "" // not measured, which 0 would hide
+				continue
+			}
 			row[i] = cell(v, c)
 		}
 		if err := cw.Write(row); err != nil {

@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -399,5 +400,52 @@ func TestWriteFileAtomicNeverWritesThroughSymlinks(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(dir, ".*tmp"))
 	if len(left) != 0 {
 		t.Fatalf("temporary files left: %v", left)
+	}
+}
+
+func TestMissingFiguresAreNullNotZero(t *testing.T) {
+	failed := record.Record{Step: `a "server_cpu_seconds":1`, Error: "start grpc: boom", Flags: []string{record.FlagFailed}}
+	measured := record.Record{Step: "b", ThroughputRPS: 10, Requests: 50, ServerCPUSeconds: 1.5, ServerMemMaxBytes: 1 << 20,
+		ServerThrottledSeconds: 0, ClientCPUPercentOfCap: 40, CPUMicrosPerRequest: 3}
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, []record.Record{failed, measured}); err != nil {
+		t.Fatal(err)
+	}
+	var raw []map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"server_cpu_seconds", "throughput_rps", "latency_ms", "client_cpu_percent_of_cap"} {
+		if v, ok := raw[0][k]; !ok || v != nil {
+			t.Errorf("failed record: %s = %v, want null", k, v)
+		}
+	}
+	if raw[0]["requests"] != float64(0) || raw[0]["step"] != failed.Step {
+		t.Errorf("failed record: requests %v step %v", raw[0]["requests"], raw[0]["step"])
+	}
+	if raw[1]["server_throttled_seconds"] != float64(0) || raw[1]["server_cpu_seconds"] != 1.5 {
+		t.Errorf("measured record lost a figure: %v", raw[1])
+	}
+	back, err := func() ([]record.Record, error) {
+		var recs []record.Record
+		return recs, json.Unmarshal(buf.Bytes(), &recs)
+	}()
+	if err != nil || len(back) != 2 || back[1].ServerCPUSeconds != 1.5 {
+		t.Fatalf("results.json does not read back: %v %+v", err, back)
+	}
+	buf.Reset()
+	if err := WriteCSV(&buf, []record.Record{failed}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range rows[0] {
+		if h == "server_cpu_seconds" || h == "latency_ms.p99" {
+			if rows[1][i] != "" {
+				t.Errorf("csv %s = %q, want empty", h, rows[1][i])
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -211,7 +212,7 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 		results.ApplyFlags(recs)
 		// Written after every run, so an interrupted run keeps what it measured and --resume
 		// can pick up from here.
-		if err := writeJSON(filepath.Join(dir, results.JSONFile), recs); err != nil {
+		if err := writeRecords(dir, recs); err != nil {
 			recs = recs[:len(recs)-1]
 			return finish(fmt.Errorf("writing %s failed, so the run stops here (the records before it are kept): %w", filepath.Join(dir, results.JSONFile), err))
 		}
@@ -301,4 +302,14 @@ func missingTools(set images.Set) map[string]string {
 		}
 	}
 	return out
+}
+
+// writeRecords replaces results.json with recs, in the results package's format (missing
+// figures as null).
+func writeRecords(dir string, recs []record.Record) error {
+	var buf bytes.Buffer
+	if err := results.WriteJSON(&buf, recs); err != nil {
+		return err
+	}
+	return results.WriteFileAtomic(filepath.Join(dir, results.JSONFile), buf.Bytes())
 }
