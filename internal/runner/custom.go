@@ -125,5 +125,6 @@ func (s *stepRunner) customRequest(r scenario.Run) (*tool.Request, error) {
 		}
 	}
 	req.ProtoFile = path.Join(s.rawMount, sub, filepath.Base(q.ProtoFile))
+	req.HostProtoFile = filepath.Join(dst, filepath.Base(q.ProtoFile))
 	return req, nil
 }

@@ -345,7 +345,9 @@ func dryRun(ctx context.Context, opts Options, plan *scenario.Plan) int {
 	if err := os.MkdirAll(filepath.Join(tmp, "raw"), 0o755); err != nil {
 		return 1
 	}
-	sr.run(ctx, plan, plan.Runs[0])
+	if rec := sr.run(ctx, plan, plan.Runs[0]); rec.Error != "" {
+		fmt.Fprintf(opts.Stdout, "# the run would fail here: %s\n", rec.Error)
+	}
 	return 0
 }
 

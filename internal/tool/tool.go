@@ -58,8 +58,10 @@ type Invocation struct {
 // path, headers ("Name: value") and body.
 type Request struct {
 	ProtoFile string
-	Call      string
-	Data      string
+	// HostProtoFile is the same file on the host, for checks that run there (Adapter.Check).
+	HostProtoFile string
+	Call          string
+	Data          string
 
 	HTTPMethod  string
 	HTTPPath    string

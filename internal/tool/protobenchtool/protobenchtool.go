@@ -79,6 +79,12 @@ func (a Adapter) Check(inv tool.Invocation) error {
 	if inv.Model == "open" && !(inv.RatePerSec > 0) {
 		return fmt.Errorf("protobench: the open model needs a positive rate, got %v", inv.RatePerSec)
 	}
+	if r := inv.Request; r != nil && r.HostProtoFile != "" {
+		// The generator reads the proto where it runs; here, that is the host's copy.
+		host := *r
+		host.ProtoFile = r.HostProtoFile
+		inv.Request = &host
+	}
 	var stderr bytes.Buffer
 	args := a.Args(inv)
 	if _, _, err := loadgen.ParseArgs(args[1:], &stderr); err != nil {
