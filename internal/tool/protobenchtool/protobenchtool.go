@@ -98,7 +98,10 @@ func (Adapter) Args(inv tool.Invocation) []string {
 	args := []string{"load",
 		"--target", inv.Scheme + "://" + inv.Address,
 		"--target-name", inv.Target,
-		"--method", inv.Method,
+	}
+	if inv.Request == nil {
+		// A custom target's own call names itself (below).
+		args = append(args, "--method", inv.Method)
 	}
 	if inv.Pattern != "" {
 		args = append(args, "--zmq-pattern", inv.Pattern)
