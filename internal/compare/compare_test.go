@@ -115,3 +115,41 @@ func TestCommandInBrowser(t *testing.T) {
 		t.Errorf("one folder: exit %d, want 2", code)
 	}
 }
+
+// TestRealFolders compares two copies of a real `run smoke --quick` folder: one repeat each, so
+// our generator's rows are judged on their measured seconds, and a folder against itself shows
+// no significant difference; tools without seconds get no verdict and say why.
+func TestRealFolders(t *testing.T) {
+	var dirs []string
+	for _, name := range []string{"a", "b"} {
+		d := filepath.Join(t.TempDir(), name)
+		if err := os.CopyFS(d, os.DirFS("../report/testdata/smoke-quick")); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	cmp, err := Compare(dirs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cmp.Rows) == 0 {
+		t.Fatal("no rows")
+	}
+	for _, r := range cmp.Rows {
+		switch {
+		case r.Tool == "protobench" && (r.Base.Samples != samplesSecond || r.Throughput.Verdict != NoDifference || r.P99.Verdict != NoDifference):
+			t.Errorf("%s %s: samples %s, verdicts %s / %s; want per-second samples and no significant difference", r.Step, r.Target, r.Base.Samples, r.Throughput.Verdict, r.P99.Verdict)
+		case r.Tool != "protobench" && r.Throughput.Verdict != NoVerdict:
+			t.Errorf("%s %s %s: verdict %s with one repeat and no seconds", r.Step, r.Target, r.Tool, r.Throughput.Verdict)
+		}
+	}
+	var md bytes.Buffer
+	if err := cmp.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"servers", "open", "tools"} {
+		if !strings.Contains(md.String(), "## "+step+"\n") {
+			t.Errorf("no section for step %s", step)
+		}
+	}
+}

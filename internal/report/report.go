@@ -645,7 +645,7 @@ func timelines(f *Folder, b *baseStep) ([]figure, []string) {
 	var missing []string
 	seen := map[string]int{}
 	for _, v := range variants {
-		xAxis := svgchart.Axis{Label: "seconds into the measured window (warm-up below 0)"}
+		xAxis := svgchart.Axis{Label: "seconds into the measured window (warm-up up to 0)"}
 		rps := svgchart.Lines{Title: v + ": throughput per second", X: xAxis, Y: svgchart.Axis{Label: "req/s"}, Width: 460, Height: 240}
 		p99 := svgchart.Lines{Title: v + ": p99 per second", X: xAxis, Y: svgchart.Axis{Label: "p99 ms"}, Width: 460, Height: 240}
 		var p99s []float64

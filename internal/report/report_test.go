@@ -137,3 +137,44 @@ func TestSummaryLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestRealFolderInBrowser renders a real `run smoke --quick` folder (testdata/smoke-quick) and
+// opens it offline in Chromium.
+func TestRealFolderInBrowser(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "smoke-quick")
+	if err := os.CopyFS(dir, os.DirFS("testdata/smoke-quick")); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Our generator's runs have their timeline file; the other tools record no seconds.
+	others := 0
+	for i, r := range f.Records {
+		secs := f.PerRun[i].Seconds
+		switch {
+		case r.Tool == "protobench" && len(secs) == 0:
+			t.Errorf("%s %s: no seconds read from %v", r.Step, r.Target, r.RawFiles)
+		case r.Tool == "protobench" && !secs[0].Warmup:
+			t.Errorf("%s %s: the warm-up second is missing", r.Step, r.Target)
+		case r.Tool != "protobench":
+			others++
+		}
+	}
+	if n := strings.Count(string(page), "no per-second data for this run"); n != others {
+		t.Errorf("%d runs listed without per-second data, want %d (the runs of other tools)", n, others)
+	}
+	if !strings.Contains(string(page), `aria-label="servers: latency by percentile"`) {
+		t.Error("no latency spectrum for the servers step")
+	}
+	checkSelfContained(t, filepath.Join(dir, File))
+	browsertest.Check(t, filepath.Join(dir, File), "report-smoke-quick")
+}
