@@ -161,12 +161,36 @@ func prune(ctx context.Context, docker string, set Set, dryRun bool, out io.Writ
 		stale = append(stale, ref)
 	}
 	if len(stale) == 0 {
-		fmt.Fprintln(out, "nothing to prune")
+		fmt.Fprintln(out, "no stale tags")
+	} else {
+		sort.Strings(stale)
+		for _, ref := range stale {
+			fmt.Fprintf(out, "removing %s\n", ref)
+		}
+		if err := r.exec(ctx, nil, nil, docker, append([]string{"image", "rm"}, stale...)...); err != nil {
+			return err
+		}
+	}
+	return pruneLeftovers(ctx, r, docker, out)
+}
+
+// pruneLeftovers removes what builds and runs leave besides tags: dangling images of our builds
+// (rebuilt tags leave their old layers untagged; every build labels its image
+// io.protobench.image) and the unused Prometheus volumes of our compose projects. Other images
+// and volumes are never touched: both are selected by our labels.
+func pruneLeftovers(ctx context.Context, r *runner, docker string, out io.Writer) error {
+	fmt.Fprintln(out, "removing dangling images of protobench builds")
+	if err := r.exec(ctx, nil, nil, docker, "image", "prune", "--force", "--filter", "label=io.protobench.image"); err != nil {
+		return err
+	}
+	vols, err := r.query(ctx, docker, "volume", "ls", "--quiet", "--filter", "dangling=true",
+		"--filter", "label=com.docker.compose.volume=prometheus-data")
+	if err != nil {
+		return err
+	}
+	if len(strings.Fields(vols)) == 0 {
 		return nil
 	}
-	sort.Strings(stale)
-	for _, ref := range stale {
-		fmt.Fprintf(out, "removing %s\n", ref)
-	}
-	return r.exec(ctx, nil, nil, docker, append([]string{"image", "rm"}, stale...)...)
+	fmt.Fprintf(out, "removing unused Prometheus volumes of protobench stacks: %s\n", strings.Join(strings.Fields(vols), ", "))
+	return r.exec(ctx, nil, nil, docker, append([]string{"volume", "rm"}, strings.Fields(vols)...)...)
 }
