@@ -178,3 +178,30 @@ func TestRealFolderInBrowser(t *testing.T) {
 	checkSelfContained(t, filepath.Join(dir, File))
 	browsertest.Check(t, filepath.Join(dir, File), "report-smoke-quick")
 }
+
+// TestWriteBeforeFirstRecord covers a run interrupted before its first measurement: run.json
+// exists, results.json does not, and the page says so instead of failing.
+func TestWriteBeforeFirstRecord(t *testing.T) {
+	dir := reporttest.Folder(t, reporttest.Options{Interrupted: true})
+	if err := os.Remove(filepath.Join(dir, "results.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"this run was interrupted", "no measurement was recorded", "No step has a measurement yet"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, "run.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(dir); err == nil || !strings.Contains(err.Error(), "run.json") {
+		t.Errorf("without run.json: err = %v, want one naming run.json", err)
+	}
+}
