@@ -44,7 +44,11 @@ func Collect(ctx context.Context, repoRoot string) Host {
 	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
 		h.CgroupVersion = 2
 	}
-	h.DockerVersion = output(ctx, "", "docker", "version", "--format", "{{.Server.Version}}")
+	docker := os.Getenv("PROTOBENCH_DOCKER") // the docker CLI the run uses
+	if docker == "" {
+		docker = "docker"
+	}
+	h.DockerVersion = output(ctx, "", docker, "version", "--format", "{{.Server.Version}}")
 	h.GitCommit = output(ctx, repoRoot, "git", "rev-parse", "HEAD")
 	h.GitDirty = output(ctx, repoRoot, "git", "status", "--porcelain", "--untracked-files=no") != ""
 	return h
