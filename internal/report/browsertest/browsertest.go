@@ -114,8 +114,10 @@ func Open(path, name string) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	exe, cleanup := offline(bin)
+	defer cleanup()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(offline(bin)),
+		chromedp.ExecPath(exe),
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
 		chromedp.WindowSize(1200, 900),
@@ -199,21 +201,24 @@ func Open(path, name string) (Result, error) {
 // offline wraps the browser in a fresh network namespace where the system allows one (root, or
 // unprivileged user namespaces): there the browser has no network at all, not even loopback.
 // chromedp talks to the browser over a pipe, which crosses the namespace.
-func offline(bin string) string {
+func offline(bin string) (string, func()) {
+	none := func() {}
 	unshare, err := exec.LookPath("unshare")
 	if err != nil || exec.Command(unshare, "-n", "true").Run() != nil {
-		return bin
+		return bin, none
 	}
 	dir, err := os.MkdirTemp("", "protobench-chromium-")
 	if err != nil {
-		return bin
+		return bin, none
 	}
+	cleanup := func() { os.RemoveAll(dir) }
 	wrapper := filepath.Join(dir, "chromium-offline")
 	script := "#!/bin/sh\nexec " + unshare + " -n " + bin + " \"$@\"\n"
 	if os.WriteFile(wrapper, []byte(script), 0o755) != nil {
-		return bin
+		cleanup()
+		return bin, none
 	}
-	return wrapper
+	return wrapper, cleanup
 }
 
 func argsText(args []*runtime.RemoteObject) string {
