@@ -24,6 +24,7 @@ import (
 
 	"github.com/protobench/protobench/internal/serverkit"
 	"github.com/protobench/protobench/internal/targets"
+	"github.com/protobench/protobench/internal/tool"
 )
 
 // Endpoints are the bound addresses of a started server, each host:port.
@@ -131,7 +132,7 @@ func CheckPython() error {
 	} {
 		if out, err := exec.Command(py, "-c", "import "+m.module).CombinedOutput(); err != nil {
 			return fmt.Errorf("%s cannot import %s (%s): install the Debian package %s (apt-get install %s)",
-				py, m.module, strings.TrimSpace(lastLine(string(out))), m.pkg, m.pkg)
+				py, m.module, strings.TrimSpace(tool.LastLine(out)), m.pkg, m.pkg)
 		}
 	}
 	for _, b := range []struct{ bin, pkg string }{{"protoc", "protobuf-compiler"}, {"grpc_python_plugin", "protobuf-compiler-grpc"}} {
@@ -140,14 +141,6 @@ func CheckPython() error {
 		}
 	}
 	return nil
-}
-
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		return s[i+1:]
-	}
-	return s
 }
 
 // GeneratePythonStubs runs protoc with grpc_python_plugin on the contract into dir, the same
