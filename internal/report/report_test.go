@@ -126,7 +126,7 @@ func TestSummaryLinks(t *testing.T) {
 					t.Errorf("Grafana link window %.0f–%.0f ms misses %s %s repeat %d (%.0f–%.0f)", from, to, r.Step, r.Target, r.Repeat, r.StartUnix*1000, r.EndUnix*1000)
 				}
 			}
-			for _, want := range []string{grafana + "/d/protobench-overview/", "var-step=" + step + "&", "var-run_id=" + f.Run.RunID, "from=", "to="} {
+			for _, want := range []string{grafana + "/d/protobench-overview/", "var-step=" + step + "&", "var-run_id=" + f.Run.RunID, "var-target=", "var-tool=", "from=", "to="} {
 				if !strings.Contains(g[1], want) {
 					t.Errorf("Grafana link %s lacks %q", g[1], want)
 				}

@@ -71,5 +71,6 @@ func (l Links) stepLinks(g *Group) string {
 	}
 	q.Set("var-step", g.Step)
 	q.Set("var-target", g.Target)
+	q.Set("var-tool", g.Tool)
 	return out + fmt.Sprintf(" · [Grafana](%s/d/%s/?%s)", l.GrafanaURL, grafanaDashboard, q.Encode())
 }
