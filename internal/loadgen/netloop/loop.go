@@ -85,10 +85,12 @@ func Serve(ctx context.Context, sessions []Session, p *loadgen.Pipe, opts Option
 		if err != nil {
 			return err
 		}
-		if len(events) > 0 {
-			// Replies come one at a time from a busy server; look once more for any that
-			// arrived meanwhile, so that the next requests go out in larger batches.
-			if events, err = poll.Poll(events); err != nil {
+		if len(events) > 0 && len(events) < len(l.byFD) {
+			// Replies come one at a time from a busy server; look once more for sockets
+			// whose replies arrived meanwhile, so that the next requests go out in larger
+			// batches. The poll is level-triggered and nothing was read yet, so it sees every
+			// socket Wait saw: its answer replaces Wait's rather than listing them twice.
+			if events, err = poll.Poll(events[:0]); err != nil {
 				return err
 			}
 		}
