@@ -29,10 +29,10 @@ import (
 
 // Endpoints are the bound addresses of a started server, each host:port.
 type Endpoints struct {
-	Main    string // the protocol listener (the ROUTER for ZeroMQ)
+	Main    string // the protocol listener, PROTOBENCH_LISTEN
 	Metrics string // /metrics, /healthz, /config
-	Pull    string // ZeroMQ PULL sink; empty for other servers
-	Pub     string // ZeroMQ PUB endpoint; empty for other servers
+	Pull    string // the extra listener named "pull" (targets.Listener); empty where there is none
+	Pub     string // the extra listener named "pub"; empty where there is none
 }
 
 type settings struct {
@@ -51,7 +51,7 @@ func WithMaxPayloadBytes(n int) Option { return func(s *settings) { s.maxPayload
 // environment, so parallel tests do not interfere; the Python server gets it in its environment.
 func WithKnob(env, value string) Option { return func(s *settings) { s.env[env] = value } }
 
-// loopbackEnv binds a server's extra listeners (ZeroMQ's PULL and PUB) to loopback port 0 too.
+// loopbackEnv binds a server's extra listeners (targets.Listener) to loopback port 0 too.
 func loopbackEnv(name string) map[string]string {
 	env := map[string]string{}
 	t, _ := targets.Lookup(name)

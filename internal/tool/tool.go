@@ -16,11 +16,11 @@ import (
 
 // Invocation is everything a tool needs to know to load one target for one step.
 type Invocation struct {
-	Target       string // server name: grpc, rest, netrpc, zeromq, python-grpc
+	Target       string // target name: a registry target (internal/targets) or a scenario's custom one
 	Address      string // host:port of the server on the compose network (or loopback natively)
-	Scheme       string // grpc, http, netrpc, zmq: the protocol the address speaks
+	Scheme       string // the target's protocol (targets.Protocols): what the address speaks
 	Method       string // contract method name: Echo, GetUser, Multiply, Divide, EchoStream
-	Pattern      string // protocol-specific variant (ZeroMQ: dealer, req, push, sub); empty for default
+	Pattern      string // the target's client pattern (targets.Pattern); empty for the default
 	Model        string // "closed" or "open"
 	Connections  int
 	Concurrency  int     // in-flight requests per connection in the closed model
@@ -103,8 +103,7 @@ type Adapter interface {
 // coarse enough to check a scenario before any run: Check still has the last word on each
 // invocation.
 type Capabilities struct {
-	// Protocols are the target protocols the tool speaks (internal/targets: grpc, http, netrpc,
-	// zmq).
+	// Protocols are the target protocols the tool speaks (targets.Protocols).
 	Protocols []string
 	// Methods are the contract methods it can send; nil means every method of the protocol.
 	Methods []string
