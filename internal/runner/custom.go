@@ -24,7 +24,8 @@ const customScrapeFile = "prometheus/targets/custom.yml"
 // Dockerfile), a compose file with one service each on the same shared server settings as the
 // registry's servers (caps, cpuset, labels), and Prometheus scrape targets for those with a
 // metrics port. It returns the compose file to add (empty without custom targets) and a cleanup.
-func prepareCustom(ctx context.Context, root string, plan *scenario.Plan, log io.Writer) (string, func(), error) {
+// A dry run builds nothing and writes no scrape targets: the file names the images the run would use.
+func prepareCustom(ctx context.Context, root string, plan *scenario.Plan, log io.Writer, dryRun bool) (string, func(), error) {
 	used := map[string]bool{}
 	for _, r := range plan.Runs {
 		if r.Custom != nil {
@@ -43,14 +44,20 @@ func prepareCustom(ctx context.Context, root string, plan *scenario.Plan, log io
 	var scrape []string
 	for _, n := range names {
 		c := plan.Scenario.Custom[n]
-		img, err := images.Custom(ctx, images.Options{RepoRoot: root, Log: log}, n, c.ImageRef, c.Dockerfile)
-		if err != nil {
-			return "", nil, err
+		ref := c.ImageRef
+		if dryRun && ref == "" {
+			ref = images.LocalRepository + "custom-" + n + ":latest"
+		} else if !dryRun {
+			img, err := images.Custom(ctx, images.Options{RepoRoot: root, Log: log}, n, c.ImageRef, c.Dockerfile)
+			if err != nil {
+				return "", nil, err
+			}
+			ref = img.Ref
 		}
 		services = append(services, compose.ServerService{
-			Name: n, Image: img.Ref, Environment: c.Environment, Health: c.Health, Retries: c.HealthRetries,
+			Name: n, Image: ref, Environment: c.Environment, Health: c.Health, Retries: c.HealthRetries,
 		})
-		if c.MetricsPort > 0 {
+		if c.MetricsPort > 0 && !dryRun {
 			scrape = append(scrape, fmt.Sprintf("%s:%d", n, c.MetricsPort))
 		}
 	}

@@ -112,7 +112,7 @@ func runCommand(sigs *signals, opts Options, given map[string]bool) int {
 	if opts.Publish {
 		copts.Files = append(append([]string{}, compose.DefaultFiles...), "publish.yml")
 	}
-	customFile, cleanupCustom, err := prepareCustom(ctx, root, plan, stdout)
+	customFile, cleanupCustom, err := prepareCustom(ctx, root, plan, stdout, false)
 	if err != nil {
 		fmt.Fprintln(stderr, "protobench:", err)
 		return 2
@@ -325,6 +325,15 @@ func dryRun(ctx context.Context, opts Options, plan *scenario.Plan) int {
 	if opts.Publish {
 		copts.Files = append(append([]string{}, compose.DefaultFiles...), "publish.yml")
 	}
+	customFile, cleanupCustom, err := prepareCustom(ctx, opts.RepoRoot, plan, opts.Stdout, true)
+	if err != nil {
+		fmt.Fprintln(opts.Stderr, "protobench:", err)
+		return 2
+	}
+	defer cleanupCustom()
+	if customFile != "" {
+		copts.Extra = []string{customFile}
+	}
 	cc, err := compose.New(ctx, copts)
 	if err != nil {
 		fmt.Fprintln(opts.Stderr, "protobench:", err)
@@ -345,9 +354,7 @@ func dryRun(ctx context.Context, opts Options, plan *scenario.Plan) int {
 	if err := os.MkdirAll(filepath.Join(tmp, "raw"), 0o755); err != nil {
 		return 1
 	}
-	if rec := sr.run(ctx, plan, plan.Runs[0]); rec.Error != "" {
-		fmt.Fprintf(opts.Stdout, "# the run would fail here: %s\n", rec.Error)
-	}
+	sr.run(ctx, plan, plan.Runs[0])
 	return 0
 }
 
