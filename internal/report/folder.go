@@ -98,6 +98,9 @@ func Load(dir string) (*Folder, error) {
 	f := &Folder{Dir: dir}
 	runPath := filepath.Join(dir, results.RunFile)
 	data, err := os.ReadFile(runPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("report: %s is not a results folder: it has no %s", dir, results.RunFile)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
