@@ -65,9 +65,14 @@ func newFaultEnv(t *testing.T) *faultEnv {
 	if bin == "" {
 		t.Fatal("PROTOBENCH_BIN must name the protobench binary")
 	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
+	// PROTOBENCH_ROOT may name another checkout (one whose images are built); by default the
+	// tests run on this one.
+	root := os.Getenv("PROTOBENCH_ROOT")
+	if root == "" {
+		var err error
+		if root, err = filepath.Abs("../.."); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return &faultEnv{bin: bin, root: root, work: t.TempDir()}
 }
