@@ -36,6 +36,9 @@ type ServerService struct {
 	PassThrough []string
 	Health      []string // healthcheck command (CMD form); nil: none (running counts as started)
 	Retries     int
+	// Caps are the defaults of PROTOBENCH_SERVER_CPUS and _MEM for this server, which the runner
+	// always sets; zero keeps x-server's.
+	Caps targets.Caps
 }
 
 // RegistryServices are the services of every registry target, in registry order. A target's
@@ -62,6 +65,7 @@ func RegistryServices(imageVar func(image string) string) []ServerService {
 			PassThrough: pass,
 			Health:      t.Health,
 			Retries:     t.HealthRetries,
+			Caps:        t.Caps,
 		})
 	}
 	return out
@@ -88,6 +92,12 @@ func RenderServers(main []byte, header []string, services []ServerService) ([]by
 			b.WriteString("\n")
 		}
 		fmt.Fprintf(&b, "  %s:\n    <<: *server\n    image: %s\n", s.Name, s.Image)
+		if s.Caps.CPUs > 0 {
+			fmt.Fprintf(&b, "    cpus: ${PROTOBENCH_SERVER_CPUS:-%s}\n", strconv.FormatFloat(s.Caps.CPUs, 'f', -1, 64))
+		}
+		if s.Caps.MemoryBytes > 0 {
+			fmt.Fprintf(&b, "    mem_limit: ${PROTOBENCH_SERVER_MEM:-%d}\n", s.Caps.MemoryBytes)
+		}
 		if len(s.Entrypoint) > 0 {
 			fmt.Fprintf(&b, "    entrypoint: %s\n", flowList(s.Entrypoint))
 		}
