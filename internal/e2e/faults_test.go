@@ -417,6 +417,7 @@ func TestFaultSecondSignalWhileDockerHangs(t *testing.T) {
 	if len(projectContainers(t, p)) == 0 {
 		t.Errorf("docker hung, yet nothing was left behind: the stand-in did not hang")
 	}
+	t.Logf("protobench said:\n%s", out)
 	// The project's own cleanup (t.Cleanup) removes them with the real docker.
 }
 
@@ -440,6 +441,7 @@ func TestFaultDaemonStopsAnswering(t *testing.T) {
 	if code != 1 || !strings.Contains(msg, "Docker stopped answering") {
 		t.Errorf("exit %d, want 1 with 'Docker stopped answering':\n%s", code, msg)
 	}
+	t.Logf("protobench said:\n%s", msg)
 	recs := loadRecords(t, resultsDir(t, out))
 	if len(recs) == 0 || !recs[0].Valid() {
 		t.Errorf("the run measured before docker hung is not kept: %+v", recs)

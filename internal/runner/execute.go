@@ -56,8 +56,10 @@ type environment struct {
 	planFlags      PlanFlags
 	previous       *RunInfo // run.json of the folder a resume continues
 	teardown       *teardown
-	// locate finds Prometheus and Grafana once they run; nil keeps the URLs above.
-	locate func(ctx context.Context) (prometheus, grafana string, err error)
+	// locate finds Prometheus and Grafana once they run; nil keeps the URLs above. What it
+	// found is also stored in located, for the caller.
+	locate  func(ctx context.Context) (prometheus, grafana string, err error)
+	located *[2]string
 	// daemonLost says why Docker is considered gone (nil while it answers).
 	daemonLost func() error
 }
@@ -163,6 +165,9 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 			return finish(err)
 		}
 		env.prometheusURL, env.grafanaURL = p, g
+		if env.located != nil {
+			*env.located = [2]string{p, g}
+		}
 		if env.previous == nil {
 			info.PrometheusURL, info.GrafanaURL = p, g
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/protobench/protobench/internal/compose"
 	"github.com/protobench/protobench/internal/images"
+	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/scenario"
 	"github.com/protobench/protobench/internal/targets"
 	"github.com/protobench/protobench/internal/tool"
@@ -175,7 +176,9 @@ func runCommand(sigs *signals, opts Options, given map[string]bool) int {
 	env.locate = func(ctx context.Context) (string, string, error) {
 		return locateUIs(ctx, cc, opts.Publish, set.Available(images.Grafana))
 	}
+	env.located = &[2]string{}
 	dir, err := execute(ctx, opts, plan, env)
+	env.prometheusURL, env.grafanaURL = env.located[0], env.located[1]
 	interrupted := sigs.received() != nil || ctx.Err() != nil
 	if !opts.KeepUp || interrupted || stack.lost() != nil {
 		hurry := sigs.hurry
@@ -203,6 +206,18 @@ func runCommand(sigs *signals, opts Options, given map[string]bool) int {
 			return 2
 		}
 		return 1
+	}
+	if recs, lerr := results.Load(dir); lerr == nil {
+		failed := 0
+		for _, r := range recs {
+			if !r.Valid() {
+				failed++
+			}
+		}
+		if failed > 0 {
+			fmt.Fprintf(stderr, "protobench: %d of %d runs failed (see their errors in results.json); 'protobench status %s' lists them and --resume %s redoes them\n", failed, len(recs), dir, dir)
+			return 1
+		}
 	}
 	return 0
 }
