@@ -589,7 +589,13 @@ func spectra(f *Folder, b *baseStep) []figure {
 				name += " (summary percentiles)"
 				summaryOnly = true
 			}
-			c.Series = append(c.Series, svgchart.LineSeries{Name: name, Color: colorFor(g.Target, seen), Dashed: g.Tool != results.PrimaryTool, Points: pts})
+			line := svgchart.LineSeries{Name: name, Color: colorFor(g.Target, seen), Dashed: g.Tool != results.PrimaryTool, Points: pts}
+			if tools := groupsTools(b); len(tools) > 1 {
+				// Several tools on the same targets: colour tells the tools apart, dashes the targets.
+				line.Color = svgchart.Palette[index(tools, g.Tool)%len(svgchart.Palette)]
+				line.Dashed = index(groupsTargets(b), g.Target) > 0
+			}
+			c.Series = append(c.Series, line)
 		}
 		if len(c.Series) == 0 {
 			continue
@@ -602,6 +608,23 @@ func spectra(f *Folder, b *baseStep) []figure {
 		out = append(out, figure{Caption: caption, SVG: template.HTML(c.SVG())})
 	}
 	return out
+}
+
+func groupsTargets(b *baseStep) []string {
+	var targets []string
+	for _, g := range b.groups {
+		targets = appendNew(targets, g.Target)
+	}
+	return targets
+}
+
+func index(xs []string, x string) int {
+	for i, y := range xs {
+		if y == x {
+			return i
+		}
+	}
+	return -1
 }
 
 func groupsTools(b *baseStep) []string {
