@@ -116,7 +116,7 @@ func TestOverviewQueriesFollowSteps(t *testing.T) {
 		st, start, end := s.step, s.start, s.start.Add(12*time.Second)
 		w.gauge(stepinfo.InfoMetric, st.Labels(), start, end, 1)
 		rec := record.Record{ThroughputRPS: 1000, Requests: 9000, CPUMicrosPerRequest: 50, LatencyMs: record.Latency{P99: 1},
-			StartUnix: float64(start.Add(2*time.Second).Unix()), EndUnix: float64(end.Add(-time.Second).Unix())}
+			StartUnix: float64(start.Add(2 * time.Second).Unix()), EndUnix: float64(end.Add(-time.Second).Unix())}
 		w.out = append(w.out, stepinfo.Figures(st, rec)...)
 		switch st.Tool {
 		case "protobench":

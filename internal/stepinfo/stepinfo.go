@@ -84,8 +84,8 @@ type Exporter struct {
 }
 
 type beat struct {
-	stop chan struct{}
-	done chan struct{}
+	stop   chan struct{}
+	done   chan struct{}
 	last   time.Time // newest step_info sample written
 	warned bool      // one failure is reported per step, not one a second
 }
