@@ -46,6 +46,7 @@ func writeHeader(b *bytes.Buffer, plan *scenario.Plan, recs []record.Record) {
 	}
 	if plan == nil || plan.Scenario == nil {
 		fmt.Fprintf(b, "# %s\n\n", orDash(name))
+		writeToolNotes(b, recs)
 		return
 	}
 	sc := plan.Scenario
@@ -64,6 +65,24 @@ func writeHeader(b *bytes.Buffer, plan *scenario.Plan, recs []record.Record) {
 		fmt.Fprintf(b, "- Note: %s\n", n)
 	}
 	b.WriteString("\n")
+	writeToolNotes(b, recs)
+}
+
+// writeToolNotes lists, once each, the caveats tools attached to their records (h2load cannot
+// see grpc-status), so that a reader weighs those rows accordingly.
+func writeToolNotes(b *bytes.Buffer, recs []record.Record) {
+	seen := map[string]bool{}
+	for _, r := range recs {
+		for _, n := range r.Notes {
+			if key := r.Tool + "\x00" + n; !seen[key] {
+				seen[key] = true
+				fmt.Fprintf(b, "- Note on %s: %s\n", r.Tool, n)
+			}
+		}
+	}
+	if len(seen) > 0 {
+		b.WriteString("\n")
+	}
 }
 
 func writeResults(b *bytes.Buffer, s *Summary) {
