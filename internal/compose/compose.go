@@ -61,6 +61,7 @@ type Client struct {
 	files   []string // absolute
 	command []string
 	version string
+	fast    *fastCache // rendered configs of the fast path (fast.go)
 }
 
 // New checks that Docker answers (a *DockerUnreachableError otherwise) and finds the compose
@@ -87,7 +88,7 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 	if opts.Docker == "" {
 		opts.Docker = "docker"
 	}
-	c := &Client{opts: opts}
+	c := &Client{opts: opts, fast: &fastCache{}}
 	for _, f := range append(append([]string{}, opts.Files...), opts.Extra...) {
 		if !filepath.IsAbs(f) {
 			f = filepath.Join(dir, f)

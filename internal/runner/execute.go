@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -56,6 +57,8 @@ type environment struct {
 	planFlags      PlanFlags
 	previous       *RunInfo // run.json of the folder a resume continues
 	teardown       *teardown
+	// timing, when set, receives how long the runs took against their plan.
+	timing *runTiming
 	// locate finds Prometheus and Grafana once they run; nil keeps the URLs above. What it
 	// found is also stored in located, for the caller.
 	locate  func(ctx context.Context) (prometheus, grafana string, err error)
@@ -195,6 +198,10 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 	}
 	steps := trackSteps(sr, env.prometheusURL)
 	prog := &progress{w: opts.Stdout, start: time.Now(), total: len(plan.Runs), estimate: plan.TotalDuration}
+	if env.timing != nil {
+		env.timing.start = time.Now()
+		defer func() { env.timing.end = time.Now() }()
+	}
 	for i, r := range plan.Runs {
 		if ctx.Err() != nil {
 			break
@@ -204,6 +211,9 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 			continue
 		}
 		prog.begin(i+1, r)
+		if env.timing != nil {
+			env.timing.add(r, i == len(plan.Runs)-1)
+		}
 		rec := steps.run(ctx, plan, r)
 		if ctx.Err() != nil && rec.Error == "" {
 			// A signal between the tool's end and the CPU reading leaves the figures
@@ -227,10 +237,12 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 				return finish(fmt.Errorf("Docker stopped answering (%v): the run stops here; the %d records measured are kept", lost, len(recs)))
 			}
 		}
-		if r.Cooldown > 0 && i < len(plan.Runs)-1 {
+		// The cool-down is quiet time before the next run; the wait for the run's metrics and
+		// the server's removal were quiet too, and count toward it.
+		if rest := r.Cooldown - time.Since(sr.toolEnded); rest > 0 && i < len(plan.Runs)-1 {
 			select {
 			case <-ctx.Done():
-			case <-time.After(r.Cooldown):
+			case <-time.After(rest):
 			}
 		}
 	}
@@ -283,6 +295,22 @@ func (m promMeter) WaitSeen(ctx context.Context, containerID string, timeout tim
 	expr := fmt.Sprintf(`count(container_cpu_usage_seconds_total{id=~".*%s.*"})`, containerID)
 	if err := m.c.WaitUntil(ctx, expr, 250*time.Millisecond, func(v float64) bool { return v > 0 }); err != nil {
 		return fmt.Errorf("cAdvisor did not report container %.12s within %s", containerID, timeout)
+	}
+	return nil
+}
+
+// WaitCovered waits until cAdvisor's newest CPU sample of the service, as stored in Prometheus,
+// is at or after end: then a query over a window ending at end reads complete data.
+func (m promMeter) WaitCovered(ctx context.Context, service string, end time.Time, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	expr := fmt.Sprintf(`max(timestamp(container_cpu_usage_seconds_total{container_label_com_docker_compose_project=%q,container_label_com_docker_compose_service=%q}))`, m.project, service)
+	want := float64(end.UnixNano()) / 1e9
+	if err := m.c.WaitUntil(ctx, expr, 100*time.Millisecond, func(v float64) bool { return v >= want }); err != nil {
+		if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
+			return ctx.Err()
+		}
+		return fmt.Errorf("Prometheus held no sample of %s after the window's end within %s; its CPU figures may miss the last second", service, timeout)
 	}
 	return nil
 }

@@ -155,8 +155,12 @@ func runCommand(sigs *signals, opts Options, given map[string]bool) int {
 	}
 	td := newTeardown(cc, opts.Project, opts.Docker, stderr)
 	stack := &composeStack{c: cc, td: td, docker: opts.Docker}
+	var orchestrator Orchestrator = stack
+	if fastPathEnabled() {
+		orchestrator = newFastStack(stack)
+	}
 	env := environment{
-		orchestrator:   stack,
+		orchestrator:   orchestrator,
 		composeVersion: cc.Version() + " (" + cc.Kind() + ")",
 		images:         set,
 		imageEnv:       images.EnvVars(set),
@@ -177,6 +181,7 @@ func runCommand(sigs *signals, opts Options, given map[string]bool) int {
 		return locateUIs(ctx, cc, opts.Publish, set.Available(images.Grafana))
 	}
 	env.located = &[2]string{}
+	env.timing = &runTiming{}
 	dir, err := execute(ctx, opts, plan, env)
 	env.prometheusURL, env.grafanaURL = env.located[0], env.located[1]
 	interrupted := sigs.received() != nil || ctx.Err() != nil
@@ -192,7 +197,7 @@ func runCommand(sigs *signals, opts Options, given map[string]bool) int {
 	}
 	if dir != "" {
 		renderReport(dir, stderr)
-		fmt.Fprintf(stdout, "\nresults: %s\n", dir)
+		fmt.Fprint(stdout, closingLines(dir, env.timing))
 	}
 	if opts.KeepUp && !interrupted {
 		if env.grafanaURL != "" {

@@ -63,6 +63,9 @@ type stepRunner struct {
 	rawMount  string // where raw/ is mounted in tool containers
 	promURL   string // Prometheus as tool containers see it, for tools that push metrics
 	settle    time.Duration
+	// toolEnded is when the last run's tool finished: the time since then counts toward the
+	// cool-down, so waiting for the metrics does not add to it.
+	toolEnded time.Time
 	log       func(format string, args ...any)
 	// missingTools maps a tool to why it cannot run on this machine.
 	missingTools map[string]string
@@ -165,10 +168,23 @@ func (s *stepRunner) measure(ctx context.Context, plan *scenario.Plan, r scenari
 		return fail(fmt.Errorf("%s did not become healthy: %w", ep.Service, err))
 	}
 
-	if srv.id == "" {
+	// cAdvisor must report the server before the measured window opens, or the window's first
+	// seconds lack its CPU. A warm-up of a couple of seconds covers the wait (a housekeeping
+	// interval plus a scrape), so the wait runs beside it instead of before it.
+	seen := make(chan error, 1)
+	switch {
+	case srv.id == "":
 		s.log("warning: no container ID for %s: its CPU may be missing from the first seconds", ep.Service)
-	} else if err := s.meter.WaitSeen(ctx, srv.id, containerSeenTimeout); err != nil {
-		s.log("warning: %s: %v", r.ID, err)
+		seen <- nil
+	case r.Warmup >= overlapSeenWarmup:
+		go func() { seen <- s.meter.WaitSeen(ctx, srv.id, containerSeenTimeout) }()
+	default:
+		seen <- s.meter.WaitSeen(ctx, srv.id, containerSeenTimeout)
+	}
+	seenBy := func() {
+		if err := <-seen; err != nil {
+			s.log("warning: %s: %v", r.ID, err)
+		}
 	}
 
 	clientEnv := clientEnvironment(r)
@@ -197,6 +213,7 @@ func (s *stepRunner) measure(ctx context.Context, plan *scenario.Plan, r scenari
 	if err := s.writeInputs(adapter, inv); err != nil {
 		return fail(err)
 	}
+	seenBy()
 	started := time.Now()
 	o := s.oneOff(adapter, clientEnv, inv)
 	o.Limit = toolLimit(inv.Warmup, r.Duration)
@@ -230,16 +247,41 @@ func (s *stepRunner) measure(ctx context.Context, plan *scenario.Plan, r scenari
 	rec.StartUnix = float64(windowStart.UnixNano()) / 1e9
 	rec.EndUnix = float64(windowEnd.UnixNano()) / 1e9
 
+	s.toolEnded = ended
 	// Prometheus scrapes every second and cAdvisor refreshes every second: wait for the samples
-	// that cover the end of the window before asking for them.
-	select {
-	case <-ctx.Done():
-		// Interrupted: no CPU reading, and execute keeps the record without counting it done.
-		return rec
-	case <-time.After(s.settle):
+	// that cover the end of the window before asking for them. The wait counts as cool-down
+	// (execute subtracts it), since nothing runs meanwhile.
+	if err := s.waitCovered(ctx, ep.Service, windowEnd); err != nil {
+		if ctx.Err() != nil {
+			// Interrupted: no CPU reading, and execute keeps the record without counting it done.
+			return rec
+		}
+		s.log("warning: %s: %v", r.ID, err)
 	}
 	s.addUsage(ctx, &rec, r, ep.Service, adapter.Service(), windowStart, windowEnd)
 	return rec
+}
+
+// overlapSeenWarmup is the shortest warm-up that the wait for cAdvisor may run beside.
+const overlapSeenWarmup = 2 * time.Second
+
+// coverWaiter is a Meter that can tell when the samples covering a window's end are stored.
+type coverWaiter interface {
+	WaitCovered(ctx context.Context, service string, end time.Time, timeout time.Duration) error
+}
+
+// waitCovered waits until Prometheus holds the server's samples up to end, or the settle time
+// for a Meter that cannot tell.
+func (s *stepRunner) waitCovered(ctx context.Context, service string, end time.Time) error {
+	if cw, ok := s.meter.(coverWaiter); ok {
+		return cw.WaitCovered(ctx, service, end, s.settle+2*time.Second)
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(s.settle):
+		return nil
+	}
 }
 
 // timedOut tells a tool run that hit its own limit from one the caller cancelled.

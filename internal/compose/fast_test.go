@@ -1,0 +1,171 @@
+package compose_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/protobench/protobench/internal/compose"
+	"github.com/protobench/protobench/internal/images"
+)
+
+func TestParseConfigBothShapes(t *testing.T) {
+	// v2 writes volumes in the long form, numbers where v1 writes strings, and may write a
+	// ulimit as one number.
+	v2 := []byte(`name: p
+services:
+  loadgen:
+    cpus: 1.5
+    cpuset: "1"
+    entrypoint:
+      - protobench
+    image: protobench/protobench:abc
+    labels:
+      protobench.step: '@@PROTOBENCH_LABEL_STEP@@'
+    mem_limit: "1073741824"
+    ulimits:
+      nofile: 16384
+    user: 1000:1000
+    volumes:
+      - type: bind
+        source: /tmp/raw
+        target: /raw
+        bind:
+          create_host_path: true
+      - type: bind
+        source: /x/proto
+        target: /usr/share/protobench/proto
+        read_only: true
+    environment:
+      K6_X: "1"
+      PASSED: null
+`)
+	svcs, err := compose.ParseConfig(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := svcs["loadgen"]
+	if s.CPUs != "1.5" || s.CPUSet != "1" || s.Memory != "1073741824" || s.User != "1000:1000" {
+		t.Errorf("caps %+v", s)
+	}
+	if got := s.Ulimits["nofile"]; got != [2]int64{16384, 16384} {
+		t.Errorf("ulimit %v", got)
+	}
+	if strings.Join(s.Volumes, ",") != "/tmp/raw:/raw:rw,/x/proto:/usr/share/protobench/proto:ro" {
+		t.Errorf("volumes %v", s.Volumes)
+	}
+	if s.Environment["PASSED"] != nil || *s.Environment["K6_X"] != "1" {
+		t.Errorf("environment %v", s.Environment)
+	}
+}
+
+// TestFastPathAgainstCompose starts the gRPC server and runs the load generator through the fast
+// path, from the real compose file and images, and checks that the containers carry what compose
+// would have given them: caps, labels, network alias, and that a cancelled tool leaves nothing.
+func TestFastPathAgainstCompose(t *testing.T) {
+	if _, err := compose.CheckDocker(context.Background(), "docker"); errors.Is(err, compose.ErrDockerUnreachable) {
+		t.Skipf("docker unreachable: %v", err)
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	var log bytes.Buffer
+	set, err := images.Ensure(ctx, images.Options{RepoRoot: root, Only: []string{images.Protobench, images.NodeExporter}, Log: &log})
+	if err != nil {
+		t.Fatalf("images: %v\n%s", err, log.String())
+	}
+	env := images.EnvVars(set)
+	env["PROTOBENCH_RAW_DIR"] = t.TempDir()
+	project := "protobench-fasttest"
+	c, err := compose.New(ctx, compose.Options{Dir: filepath.Join(root, "compose"), ProjectName: project, Env: env})
+	if err != nil {
+		t.Skipf("compose: %v", err)
+	}
+	t.Cleanup(func() {
+		down, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := c.Down(down); err != nil {
+			t.Errorf("down: %v", err)
+		}
+		out, _ := exec.Command("docker", "ps", "-aq", "--filter", "label=com.docker.compose.project="+project).Output()
+		if len(bytes.TrimSpace(out)) > 0 {
+			t.Errorf("containers left behind: %s", out)
+		}
+	})
+	// Any service brings up the project's network, which the fast path joins.
+	if err := c.Up(ctx, nil, "node-exporter"); err != nil {
+		t.Fatal(err)
+	}
+
+	serverEnv := map[string]string{
+		"PROTOBENCH_SERVER_CPUS": "0.5", "PROTOBENCH_SERVER_CPUSET": "0", "PROTOBENCH_SERVER_MEM": "268435456",
+		"PROTOBENCH_GRPC_MAX_CONCURRENT_STREAMS": "64", "PROTOBENCH_LABEL_STEP": "fast-step",
+	}
+	grpc, err := c.ServiceSpec(ctx, "grpc", serverEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	id, err := c.StartFast(ctx, compose.FastContainer{Service: grpc, Name: project + "-grpc", Env: serverEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if err := c.Probe(ctx, id, grpc); err == nil {
+			break
+		} else if time.Since(started) > time.Minute {
+			t.Fatalf("server not healthy after a minute: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("server started and answered its probe in %s", time.Since(started).Round(time.Millisecond))
+	out, err := exec.Command("docker", "inspect", "--format",
+		`{{.HostConfig.NanoCpus}} {{.HostConfig.CpusetCpus}} {{.HostConfig.Memory}} {{index .Config.Labels "com.docker.compose.service"}} {{index .Config.Labels "protobench.step"}} {{index .Config.Labels "protobench.role"}} {{range .Config.Env}}{{.}};{{end}}`, id).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(out)
+	for _, want := range []string{"500000000 0 268435456 grpc fast-step server ", "PROTOBENCH_GRPC_MAX_CONCURRENT_STREAMS=64;"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("server container %q lacks %q", got, want)
+		}
+	}
+
+	clientEnv := map[string]string{"PROTOBENCH_CLIENT_CPUS": "1", "PROTOBENCH_CLIENT_CPUSET": "1", "PROTOBENCH_CLIENT_MEM": "536870912"}
+	loadgen, err := c.ServiceSpec(ctx, "loadgen", clientEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := compose.FastContainer{Service: loadgen, Name: project + "-loadgen", Env: clientEnv,
+		Args: []string{"load", "--target", "grpc://grpc:50051", "--method", "GetUser", "--connections", "1", "--concurrency", "4", "--duration", "1s", "--warmup", "0s"}}
+	stdout, stderr, code, err := c.RunFast(ctx, tool)
+	if err != nil || code != 0 {
+		t.Fatalf("load: code %d, err %v\nstdout %s\nstderr %s", code, err, stdout, stderr)
+	}
+	if !strings.Contains(string(stdout)+string(stderr), "GetUser") {
+		t.Errorf("load output names no GetUser:\n%s\n%s", stdout, stderr)
+	}
+
+	// A tool whose context ends is stopped and its container removed.
+	tool.Args = []string{"load", "--target", "grpc://grpc:50051", "--duration", "60s"}
+	short, cancelShort := context.WithTimeout(ctx, 3*time.Second)
+	_, _, code, err = c.RunFast(short, tool)
+	cancelShort()
+	if err == nil || code != -1 {
+		t.Errorf("cancelled tool: code %d, err %v; want -1 and the context's error", code, err)
+	}
+	if out, _ := exec.Command("docker", "ps", "-aq", "--filter", "name="+tool.Name).Output(); len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("cancelled tool's container still exists: %s", out)
+	}
+	if err := c.RemoveByID(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+}
