@@ -258,3 +258,25 @@ func TestParseRejects(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParse feeds Parse summaries and request logs around the golden ones: whatever it accepts
+// must be a plausible record.
+func FuzzParse(f *testing.F) {
+	inv := golden.Invocation(goldenCases[0])
+	for _, c := range goldenCases {
+		raw := golden.Load(f, c.Name)
+		log := raw.Files[LogFile(golden.Invocation(c))]
+		f.Add(raw.Stdout, log[:min(len(log), 4096)])
+	}
+	f.Fuzz(func(t *testing.T, stdout, log []byte) {
+		rec, err := Adapter{}.Parse(inv, tool.Raw{Stdout: stdout, Files: map[string][]byte{LogFile(inv): log}})
+		if err != nil || rec.Error != "" {
+			return
+		}
+		l := rec.LatencyMs
+		if rec.Requests <= 0 || rec.Errors < 0 || rec.Errors > rec.Requests || !(rec.DurationS > 0) || !(rec.ThroughputRPS > 0) ||
+			l.P50 < 0 || l.P50 > l.P99 || l.P99 > l.Max || rec.EndUnix < rec.StartUnix {
+			t.Errorf("implausible record from accepted input: %+v", rec)
+		}
+	})
+}
