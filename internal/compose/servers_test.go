@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,32 +82,38 @@ func TestRenderedServerSharesServerSettings(t *testing.T) {
 	}
 }
 
-// TestRenderedServerWithComposeV1 has docker-compose 1.29 read the stack with a rendered file on
-// top, as the runner does for custom targets: the merge must be valid and keep the service.
-func TestRenderedServerWithComposeV1(t *testing.T) {
-	if _, err := exec.LookPath("docker-compose"); err != nil {
-		t.Skip("docker-compose (v1) not installed")
-	}
+// TestRenderedServerWithCompose has each installed compose implementation (v2 plugin, v1
+// docker-compose 1.29) read the stack with a rendered file on top, as the runner does for custom
+// targets: the merge must be valid and keep every service.
+func TestRenderedServerWithCompose(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "custom.yml")
 	if err := os.WriteFile(file, renderCustom(t), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join("..", "..", "compose")
-	cmd := exec.Command("docker-compose", "-p", "protobench-render-test", "-f", filepath.Join(dir, MainFile),
-		"-f", filepath.Join(dir, ServersFile), "-f", file, "--profile", "servers", "config", "--services")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("docker-compose config: %v\n%s", err, out)
+	ran := 0
+	for _, command := range [][]string{{"docker", "compose"}, {"docker-compose"}} {
+		t.Run(strings.Join(command, " "), func(t *testing.T) {
+			if err := exec.Command(command[0], append(command[1:], "version")...).Run(); err != nil {
+				t.Skipf("%s not installed", strings.Join(command, " "))
+			}
+			ran++
+			args := append(command[1:], "-p", "protobench-render-test", "-f", filepath.Join(dir, MainFile),
+				"-f", filepath.Join(dir, ServersFile), "-f", file, "--profile", "servers", "config", "--services")
+			out, err := exec.Command(command[0], args...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s config: %v\n%s", strings.Join(command, " "), err, out)
+			}
+			services := strings.Fields(string(out))
+			for _, want := range []string{"my-grpc", "grpc", "prometheus"} {
+				if !slices.Contains(services, want) {
+					t.Errorf("service %s missing from %v", want, services)
+				}
+			}
+		})
 	}
-	services := strings.Fields(string(out))
-	for _, want := range []string{"my-grpc", "grpc", "prometheus"} {
-		found := false
-		for _, s := range services {
-			found = found || s == want
-		}
-		if !found {
-			t.Errorf("service %s missing from %v", want, services)
-		}
+	if ran == 0 {
+		t.Skip("no compose implementation installed")
 	}
 }
 
