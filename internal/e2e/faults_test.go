@@ -625,6 +625,10 @@ func TestFaultObservabilityDown(t *testing.T) {
 	for _, rec := range recs {
 		if rec.ThroughputRPS <= 0 {
 			t.Errorf("%s: no throughput without Prometheus: %q", key(rec), rec.Error)
+			for _, f := range rec.RawFiles {
+				b, _ := os.ReadFile(filepath.Join(resultsDir(t, out), f))
+				t.Logf("%s:\n%s", f, b)
+			}
 		}
 	}
 	if !strings.Contains(r.out.String(), "warning") {
@@ -666,4 +670,36 @@ func TestFaultDiskFull(t *testing.T) {
 		t.Errorf("the records written before the disk filled are lost: %+v", recs)
 	}
 	assertNoContainers(t, p)
+}
+
+// TestFaultInterruptDuringBuild: Ctrl-C while the protobench image builds exits 130 at once and
+// leaves no results folder. The build runs from a copy of the checkout with one extra source
+// file, so its image is certainly not built yet.
+func TestFaultInterruptDuringBuild(t *testing.T) {
+	e := newFaultEnv(t)
+	p := project(t, "build")
+	copyRoot := filepath.Join(t.TempDir(), "checkout")
+	cp := exec.Command("sh", "-c", `mkdir -p "$2" && cd "$1" && tar --exclude=./.git --exclude=./results --exclude=./bin -cf - . | tar -C "$2" -xf -`, "sh", e.root, copyRoot)
+	if out, err := cp.CombinedOutput(); err != nil {
+		t.Fatalf("copy the checkout: %v %s", err, out)
+	}
+	marker := fmt.Sprintf("package main\n\n// build marker %d: makes this copy's image differ from every built one\n", time.Now().UnixNano())
+	if err := os.WriteFile(filepath.Join(copyRoot, "cmd", "protobench", "zz_fault_marker.go"), []byte(marker), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc := e.scenarioFile(t, "build", threeRuns)
+	out := filepath.Join(e.work, "build-out")
+	r := e.start(t, []string{"PROTOBENCH_ROOT=" + copyRoot}, "run", sc, "--out", out, "--project", p)
+	// The build's progress line, printed after its first 10 s.
+	r.waitOutput("images: protobench/protobench:", 10*time.Minute)
+	r.signal(syscall.SIGINT)
+	if code := r.wait(2 * time.Minute); code != 130 {
+		t.Errorf("exit status = %d, want 130:\n%s", code, r.out.String())
+	}
+	entries, _ := os.ReadDir(out)
+	if len(entries) != 0 {
+		t.Errorf("an interrupted build left %v under --out", entries)
+	}
+	assertNoContainers(t, p)
+	t.Logf("protobench said:\n%s", r.out.String())
 }
