@@ -75,9 +75,3 @@ func TestServerFaultNamesTheCause(t *testing.T) {
 		}
 	}
 }
-
-func TestSignalExitCodes(t *testing.T) {
-	if exitCode(nil) != 0 {
-		t.Fatal("no signal must not change the exit status")
-	}
-}
