@@ -43,6 +43,9 @@ import (
 // Budget is the most the stack may cost, in percent of throughput or of p99 (issue 13).
 const Budget = 3.0
 
+// minTrialsForVerdict is the fewest trials per arm for an interval and a verdict.
+const minTrialsForVerdict = 3
+
 type options struct {
 	duration, warmup, settle time.Duration
 	repeats                  int
@@ -284,6 +287,10 @@ func report(w io.Writer, trials []trial) {
 	}
 	rpsRatio, rpsCI := stats.Ratio(onRPS, offRPS, 0.95)
 	p99Ratio, p99CI := stats.Ratio(onP99, offP99, 0.95)
+	// Below 3 trials an arm, a bootstrap interval is the range of two values: no verdict from it.
+	if len(onRPS) < minTrialsForVerdict || len(offRPS) < minTrialsForVerdict {
+		rpsCI.OK, p99CI.OK = false, false
+	}
 	// Throughput lost is 1 - on/off; p99 added is on/off - 1: both positive when watching costs.
 	rpsCost, rpsLo, rpsHi := 100*(1-rpsRatio), 100*(1-rpsCI.Hi), 100*(1-rpsCI.Lo)
 	p99Cost, p99Lo, p99Hi := 100*(p99Ratio-1), 100*(p99CI.Lo-1), 100*(p99CI.Hi-1)
@@ -306,7 +313,7 @@ func report(w io.Writer, trials []trial) {
 
 func interval(lo, hi float64, ok bool) string {
 	if !ok {
-		return "n/a (need 2+ trials per arm)"
+		return fmt.Sprintf("n/a (needs %d+ trials per arm)", minTrialsForVerdict)
 	}
 	return fmt.Sprintf("[%+.2f, %+.2f] %%", lo, hi)
 }

@@ -53,4 +53,9 @@ func TestReportSignsAndVerdicts(t *testing.T) {
 	if out := b.String(); strings.Contains(out, "OVER") || !strings.Contains(out, "under 3 %") {
 		t.Errorf("report of equal arms:\n%s", out)
 	}
+	b.Reset()
+	report(&b, slow[:4]) // two trials per arm
+	if out := b.String(); strings.Contains(out, "OVER") || strings.Contains(out, "under") || !strings.Contains(out, "no interval") {
+		t.Errorf("report of two trials per arm gives a verdict:\n%s", out)
+	}
 }
