@@ -1,0 +1,62 @@
+package obsbench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/protobench/protobench/internal/tool"
+	"github.com/protobench/protobench/internal/tool/k6"
+)
+
+// runK6 runs the step with k6 instead of protobench's generator: k6's image on the host network,
+// pinned to the client core, with the k6 adapter's own command line. With the stack on, k6 also
+// pushes its metrics to Prometheus by remote write every second, as in a run; with it off, k6 runs
+// without that output, so the difference includes what remote write costs k6.
+func runK6(ctx context.Context, o options, image, target, promURL, prefix string) (trial, error) {
+	inv := tool.Invocation{
+		Target: "grpc", Address: target, Scheme: "grpc", Method: "GetUser", Model: "closed",
+		Connections: o.connections, Concurrency: 1, Duration: o.duration,
+		RawDir: "/raw", RawPrefix: prefix,
+		Labels:        map[string]string{"run_id": "bench-observability", "step": prefix},
+		PrometheusURL: promURL,
+	}
+	a := k6.Adapter{}
+	if err := a.Check(inv); err != nil {
+		return trial{}, err
+	}
+	for name, data := range a.InputFiles(inv) {
+		if err := os.WriteFile(filepath.Join(o.outDir, filepath.Base(name)), data, 0o644); err != nil {
+			return trial{}, err
+		}
+	}
+	absOut, err := filepath.Abs(o.outDir)
+	if err != nil {
+		return trial{}, err
+	}
+	args := []string{"run", "--rm", "--network", "host", "--cpuset-cpus", strconv.Itoa(o.clientCore), "--cpus", "1",
+		"--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), "-v", absOut + ":/raw", "--entrypoint", a.Program(), image}
+	args = append(args, a.Args(inv)...)
+	stdout, runErr := docker(ctx, args...)
+	files := map[string][]byte{}
+	matches, _ := filepath.Glob(filepath.Join(o.outDir, prefix+"*"))
+	for _, m := range matches {
+		if b, err := os.ReadFile(m); err == nil {
+			files[filepath.Base(m)] = b
+		}
+	}
+	rec, err := a.Parse(inv, tool.Raw{Stdout: []byte(stdout), Files: files})
+	if err != nil {
+		if runErr != nil {
+			return trial{}, fmt.Errorf("k6: %v; %v", runErr, err)
+		}
+		return trial{}, err
+	}
+	if rec.Error != "" || rec.ThroughputRPS <= 0 {
+		return trial{}, fmt.Errorf("k6 measured nothing: %s", strings.TrimSpace(rec.Error))
+	}
+	return trial{RPS: rec.ThroughputRPS, P99Ms: rec.LatencyMs.P99, Requests: rec.Requests, Errors: rec.Errors, Seconds: rec.DurationS}, nil
+}
