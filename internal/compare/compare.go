@@ -117,11 +117,21 @@ func compareFolders(base, other *report.Folder, index int) []Row {
 			continue
 		}
 		b, o := figures(base, k), figures(other, k)
-		rows = append(rows, Row{
+		row := Row{
 			Step: k.step, Target: k.target, Tool: k.tool, Folder: index, Base: b, Other: o,
 			Throughput: change(b.Throughput, o.Throughput, b.Samples, o.Samples, true),
 			P99:        change(b.P99, o.P99, b.Samples, o.Samples, false),
-		})
+		}
+		// Say which side has nothing: a failed run is worth finding in its folder.
+		for _, c := range []*Change{&row.Throughput, &row.P99} {
+			switch {
+			case b.N == 0:
+				c.Why = "no valid measurement in A (failed runs only)"
+			case o.N == 0:
+				c.Why = fmt.Sprintf("no valid measurement in %s (failed runs only)", letter(index))
+			}
+		}
+		rows = append(rows, row)
 	}
 	return rows
 }
@@ -188,7 +198,7 @@ func change(base, other []float64, baseKind, otherKind string, higherIsBetter bo
 	case baseKind != otherKind:
 		c.Why = "one side's interval comes from repeats, the other's from the seconds of one run"
 	case baseKind == samplesSecond:
-		c.Why = "one repeat on each side: the interval comes from per-second figures"
+		c.Why = "one repeat on each side: the medians and the interval are those of the runs' measured seconds"
 	}
 	better := c.CI.Lo > 1
 	worse := c.CI.Hi < 1
