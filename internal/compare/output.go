@@ -174,12 +174,17 @@ func (c *Comparison) HTML(w io.Writer, out string) error {
 	}
 	for _, step := range c.Steps() {
 		s := htmlStep{ID: report.StepID(step), Name: step}
-		var targets []string
+		var targets, tools []string
+		for _, r := range c.Rows {
+			if r.Step == step {
+				tools = appendNew(tools, r.Tool)
+			}
+		}
 		for _, r := range c.Rows {
 			if r.Step != step {
 				continue
 			}
-			targets = appendNew(targets, r.Target+" "+r.Tool)
+			targets = appendNew(targets, groupName(r, len(tools) > 1))
 			s.Rows = append(s.Rows, htmlRow{
 				Target: r.Target, Tool: r.Tool, Vs: letter(r.Folder),
 				BaseRPS: svgchart.FormatNumber(r.Throughput.BaseMedian), RPS: svgchart.FormatNumber(r.Throughput.OtherMedian),
@@ -188,23 +193,32 @@ func (c *Comparison) HTML(w io.Writer, out string) error {
 				P99Change: pct(r.P99), P99Verdict: verdictText(r.P99), P99Class: class(r.P99.Verdict),
 			})
 		}
-		s.Charts = c.stepCharts(step, targets)
+		s.Charts = c.stepCharts(step, targets, len(tools) > 1)
 		p.Steps = append(p.Steps, s)
 	}
 	return compareTemplate.Execute(w, p)
 }
 
+// groupName labels a row's bar group: the target, and the tool when the step has several.
+func groupName(r Row, withTool bool) string {
+	if withTool {
+		return r.Target + " " + r.Tool
+	}
+	return r.Target
+}
+
 // stepCharts draws one bar per folder in each target's group, from the samples the verdicts
 // used, so the whiskers are the intervals the verdicts compare.
-func (c *Comparison) stepCharts(step string, groups []string) []template.HTML {
+func (c *Comparison) stepCharts(step string, groups []string, withTool bool) []template.HTML {
 	mk := func(title, unit string, pick func(Figures) []float64) template.HTML {
-		ch := svgchart.Bars{Title: step + ": " + title, Categories: groups, Y: svgchart.Axis{Label: unit}}
+		ch := svgchart.Bars{Title: step + ": " + title, Categories: groups, Y: svgchart.Axis{Label: unit},
+			Width: max(svgchart.DefaultWidth, 30*len(groups)*len(c.Folders)+120)}
 		for fi := range c.Folders {
 			s := svgchart.BarSeries{Name: letter(fi)}
 			for _, gname := range groups {
 				v, lo, hi := math.NaN(), math.NaN(), math.NaN()
 				for _, r := range c.Rows {
-					if r.Step != step || r.Target+" "+r.Tool != gname {
+					if r.Step != step || groupName(r, withTool) != gname {
 						continue
 					}
 					var fig Figures

@@ -205,3 +205,26 @@ func TestWriteBeforeFirstRecord(t *testing.T) {
 		t.Errorf("without run.json: err = %v, want one naming run.json", err)
 	}
 }
+
+// TestFoldersFromEnv opens the report.html that runs left in the folders named by
+// PROTOBENCH_REPORT_DIRS (separated by ':'), as they are, and any compare.html beside them:
+// the check of a real `./run.sh grpc-vs-rest --quick`. Skipped when the variable is unset.
+func TestFoldersFromEnv(t *testing.T) {
+	dirs := os.Getenv("PROTOBENCH_REPORT_DIRS")
+	if dirs == "" {
+		t.Skip("PROTOBENCH_REPORT_DIRS not set")
+	}
+	for _, dir := range filepath.SplitList(dirs) {
+		for _, name := range []string{File, "compare.html"} {
+			path := filepath.Join(dir, name)
+			if _, err := os.Stat(path); err != nil {
+				if name == File {
+					t.Errorf("%s: the run left no report: %v", dir, err)
+				}
+				continue
+			}
+			checkSelfContained(t, path)
+			browsertest.Check(t, path, filepath.Base(dir)+"-"+strings.TrimSuffix(name, ".html"))
+		}
+	}
+}
