@@ -353,6 +353,20 @@ func bars(b *baseStep, category, series func(*results.Group) string, colour func
 					s.Color = colour(g)
 				}
 			}
+			if len(names) == 1 {
+				// One series: each bar takes its target's colour, as in every other chart, and
+				// the legend's swatch stays neutral.
+				s.Color = "#555"
+				seen := map[string]int{}
+				for _, cat := range cats {
+					for _, g := range b.groups {
+						if category(g) == cat {
+							s.Colors = append(s.Colors, colorFor(g.Target, seen))
+							break
+						}
+					}
+				}
+			}
 			for _, cat := range cats {
 				v, lo, hi := math.NaN(), math.NaN(), math.NaN()
 				for _, g := range b.groups {

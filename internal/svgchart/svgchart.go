@@ -53,8 +53,11 @@ type Axis struct {
 // BarSeries is one bar per category; NaN leaves a gap. Lo and Hi, when set, are a whisker (an
 // interval) per category; NaN there leaves the bar without one.
 type BarSeries struct {
-	Name   string
-	Color  string // empty: the palette's colour for the series' position
+	Name  string
+	Color string // empty: the palette's colour for the series' position
+	// Colors, when set, colour each category's bar on its own (e.g. by target, so that a
+	// target keeps its colour across charts); Color still marks the series in the legend.
+	Colors []string
 	Values []float64
 	Lo, Hi []float64
 }
@@ -379,8 +382,12 @@ func (c Bars) SVG() string {
 				if ys.valid(lo) && ys.valid(hi) {
 					tip += fmt.Sprintf(" (95 %% CI %s–%s)", FormatNumber(lo), FormatNumber(hi))
 				}
+				fill := colors[si]
+				if gi < len(s.Colors) && s.Colors[gi] != "" {
+					fill = s.Colors[gi]
+				}
 				w.f(`<rect x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s</title></rect>`,
-					num(bx+1), num(math.Min(top, base)), num(bar-2), num(math.Max(math.Abs(base-top), 0.5)), colors[si], esc(tip))
+					num(bx+1), num(math.Min(top, base)), num(bar-2), num(math.Max(math.Abs(base-top), 0.5)), fill, esc(tip))
 				if ys.valid(lo) && ys.valid(hi) {
 					cx, pl, ph := bx+bar/2, ys.px(lo), ys.px(hi)
 					cap := math.Min(8, bar/3)

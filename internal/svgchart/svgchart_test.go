@@ -45,6 +45,12 @@ func TestBars(t *testing.T) {
 			rects: 1, whiskers: 0, mustNot: []string{"NaN"},
 		},
 		{
+			name: "bars coloured one by one",
+			chart: Bars{Categories: []string{"grpc", "rest"},
+				Series: []BarSeries{{Name: "protobench", Color: "#555", Colors: []string{"#123456", "#abcdef"}, Values: []float64{1, 2}}}},
+			rects: 2, mustHave: []string{`fill="#123456"`, `fill="#abcdef"`, `stroke="#555"`},
+		},
+		{
 			name:  "no data at all",
 			chart: Bars{Categories: nil, Series: nil},
 			rects: 0, whiskers: 0, mustNot: []string{"NaN", "Inf"},
