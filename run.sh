@@ -18,7 +18,7 @@ usage: ./run.sh <scenario> [options]     run a scenario (a name under scenarios/
        ./run.sh <subcommand> [args]      any protobench subcommand: run, load, list, report, images, ...
 
 Common options for a scenario:
-  --quick            every step at most 10 s and one repeat
+  --quick            every run at most 7 s with its warm-up, and one repeat
   --dry-run          print the expanded plan and the commands, start nothing
   --repeat N         override the number of repeats
   --only FILTER      run only the steps whose name matches

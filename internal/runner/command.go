@@ -43,7 +43,7 @@ func parseRunFlagsSet(args []string, stderr io.Writer) (Options, map[string]bool
 		fmt.Fprintln(stderr, "usage: protobench run <scenario name | path/to/scenario.yaml> [flags]")
 		fs.PrintDefaults()
 	}
-	fs.BoolVar(&o.Quick, "quick", false, "every step at most 10 s and one repeat")
+	fs.BoolVar(&o.Quick, "quick", false, "every run at most 7 s with its warm-up, and one repeat")
 	fs.IntVar(&o.Repeat, "repeat", 0, "repeats per step (overrides the scenario)")
 	fs.StringVar(&o.Only, "only", "", "run only steps whose name matches (comma-separated globs or substrings)")
 	tools := fs.String("tools", "", "comma-separated tools to run (protobench, ghz, wrk, k6)")
