@@ -507,18 +507,20 @@ steps:
 	r.waitOutput("[2/4] killed", 15*time.Minute)
 	killServer := func() bool {
 		ids := strings.Fields(docker(t, "ps", "-q", "--filter", "label=com.docker.compose.project="+p,
-			"--filter", "label=com.docker.compose.service=netrpc", "--filter", "health=healthy"))
+			"--filter", "label=com.docker.compose.service=netrpc", "--filter", "status=running"))
 		if len(ids) == 0 {
 			return false
 		}
-		time.Sleep(3 * time.Second) // into the measured window
+		// Into the 8 s step; a kill that comes earlier, before the server is healthy, is
+		// diagnosed the same way.
+		time.Sleep(4 * time.Second)
 		docker(t, "kill", ids[0])
 		return true
 	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for !killServer() {
 		if time.Now().After(deadline) {
-			t.Fatalf("the netrpc server never became healthy:\n%s", r.out.String())
+			t.Fatalf("the netrpc server never ran:\n%s", r.out.String())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
