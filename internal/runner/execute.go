@@ -190,7 +190,7 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 	}
 
 	sr := &stepRunner{
-		stack: env.orchestrator, meter: promMeter{c: pc, project: opts.Project}, scenario: sc.Name, runID: info.RunID,
+		stack: env.orchestrator, meter: promMeter{c: pc, project: opts.Project, runID: info.RunID}, scenario: sc.Name, runID: info.RunID,
 		missingTools: missingTools(env.images),
 		resultDir:    dir, rawMount: "/raw", promURL: "http://prometheus:9090", settle: 2500 * time.Millisecond,
 		project: opts.Project,
@@ -287,6 +287,7 @@ func waitScraped(ctx context.Context, pc *prom.Client, job string, timeout time.
 type promMeter struct {
 	c       *prom.Client
 	project string
+	runID   string
 }
 
 func (m promMeter) WaitSeen(ctx context.Context, containerID string, timeout time.Duration) error {
@@ -316,7 +317,7 @@ func (m promMeter) WaitCovered(ctx context.Context, service string, end time.Tim
 }
 
 func (m promMeter) Usage(ctx context.Context, service string, start, end time.Time) (containerUsage, error) {
-	return measureContainer(ctx, m.c, m.project, service, start, end)
+	return measureContainer(ctx, m.c, m.project, m.runID, service, start, end)
 }
 
 // missingTools says, per tool, why its program is not in this machine's images: the runs that

@@ -22,8 +22,14 @@ type containerUsage struct {
 // alike; the project label keeps another project's container of the same service name (a `rest`
 // of someone else's) out of the sums, and summing covers the rare case of two containers of a
 // service overlapping the window.
-func usageQueries(project, service string, window time.Duration) map[string]string {
-	sel := fmt.Sprintf(`{container_label_com_docker_compose_project=%q,container_label_com_docker_compose_service=%q}`, project, service)
+func usageQueries(project, runID, service string, window time.Duration) map[string]string {
+	sel := fmt.Sprintf(`{container_label_com_docker_compose_project=%q,container_label_com_docker_compose_service=%q`, project, service)
+	if runID != "" {
+		// The step's containers carry the run's label (steplabels.go): a container of an
+		// earlier run of this same project never counts either.
+		sel += fmt.Sprintf(`,container_label_protobench_run_id=%q`, runID)
+	}
+	sel += "}"
 	w := fmt.Sprintf("[%dms]", window.Milliseconds())
 	return map[string]string{
 		"cpu":       "sum(increase(container_cpu_usage_seconds_total" + sel + w + "))",
@@ -44,13 +50,13 @@ func gomaxprocsQuery(service string, window time.Duration) string {
 }
 
 // measureContainer reads a service's usage over [start, end] from Prometheus.
-func measureContainer(ctx context.Context, p *prom.Client, project, service string, start, end time.Time) (containerUsage, error) {
+func measureContainer(ctx context.Context, p *prom.Client, project, runID, service string, start, end time.Time) (containerUsage, error) {
 	var u containerUsage
 	window := end.Sub(start)
 	if window < minWindow {
 		window = minWindow
 	}
-	q := usageQueries(project, service, window)
+	q := usageQueries(project, runID, service, window)
 	targets := map[string]*float64{"cpu": &u.CPUSeconds, "mem": &u.MemMaxBytes, "throttled": &u.ThrottledSeconds, "samples": &u.Samples}
 	for key, dst := range targets {
 		v, _, err := p.Scalar(ctx, q[key], end)

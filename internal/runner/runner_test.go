@@ -69,8 +69,8 @@ func TestResultsDirNameSortsByTime(t *testing.T) {
 }
 
 func TestUsageQueriesMatchComposeProjectAndServiceLabels(t *testing.T) {
-	q := usageQueries("pb-x", "python-grpc", 30500*time.Millisecond)
-	want := `sum(increase(container_cpu_usage_seconds_total{container_label_com_docker_compose_project="pb-x",container_label_com_docker_compose_service="python-grpc"}[30500ms]))`
+	q := usageQueries("pb-x", "r1", "python-grpc", 30500*time.Millisecond)
+	want := `sum(increase(container_cpu_usage_seconds_total{container_label_com_docker_compose_project="pb-x",container_label_com_docker_compose_service="python-grpc",container_label_protobench_run_id="r1"}[30500ms]))`
 	if q["cpu"] != want {
 		t.Fatalf("cpu query = %s\nwant %s", q["cpu"], want)
 	}
