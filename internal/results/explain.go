@@ -209,11 +209,14 @@ func readCells(gs []*Group, base *Group) string {
 		parts = append(parts, fmt.Sprintf("moving %s from HTTP/1.1 to HTTP/2 (one multiplexed connection instead of one per request) changes throughput %s and CPU per request from %s to %s µs",
 			base.Target, fmtRatio(rps(h2json)/rps(base)), fmtNum(base.CPUMicrosPerRequest), fmtNum(h2json.CPUMicrosPerRequest)))
 	}
-	if h1pb != nil {
+	switch {
+	case h1pb != nil && h2pb != nil && h2json != nil:
+		parts = append(parts, fmt.Sprintf("protobuf instead of JSON changes it %s over HTTP/1.1 and %s over HTTP/2",
+			fmtRatio(rps(h1pb)/rps(base)), fmtRatio(rps(h2pb)/rps(h2json))))
+	case h1pb != nil:
 		parts = append(parts, fmt.Sprintf("protobuf instead of JSON changes it %s over HTTP/1.1", fmtRatio(rps(h1pb)/rps(base))))
-	}
-	if h2pb != nil && h2json != nil {
-		parts = append(parts, fmt.Sprintf("%s over HTTP/2", fmtRatio(rps(h2pb)/rps(h2json))))
+	case h2pb != nil && h2json != nil:
+		parts = append(parts, fmt.Sprintf("protobuf instead of JSON changes it %s over HTTP/2", fmtRatio(rps(h2pb)/rps(h2json))))
 	}
 	if grpc != nil && h2pb != nil {
 		parts = append(parts, fmt.Sprintf("and %s over HTTP/2 + protobuf is %s", grpc.Target, fmtRatio(rps(grpc)/rps(h2pb))))
