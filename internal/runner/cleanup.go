@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -101,6 +102,10 @@ func (t *teardown) run(hurry context.Context) bool {
 		return true
 	} else {
 		lastErr = err
+	}
+	if force.Err() != nil {
+		// The command line of a killed docker call says less than this.
+		lastErr = errors.New("docker did not answer in time")
 	}
 	t.leftBehind(lastErr)
 	return false
