@@ -340,7 +340,9 @@ func (e *ensurer) buildContextImage(ctx context.Context, name string, bc *buildC
 			return Image{}, err
 		}
 	}
-	argv := []string{"build", "--file", bc.dockerfile, "--tag", ref,
+	// --force-rm: the legacy builder otherwise keeps the container of a step that failed (or was
+	// interrupted), and each failed build would leave one behind.
+	argv := []string{"build", "--force-rm", "--file", bc.dockerfile, "--tag", ref,
 		"--label", "io.protobench.image=" + name, "--label", "io.protobench.content-hash=" + sum}
 	for _, k := range sortedKeys(args) {
 		argv = append(argv, "--build-arg", k+"="+args[k])
