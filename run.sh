@@ -59,7 +59,7 @@ build_cli() {
 # and Python-server tests, libzmq for the cgo ZeroMQ code, wrk and Prometheus for the tool and
 # dashboard tests, debootstrap for the local base image.
 TEST_PACKAGES=(protobuf-compiler protobuf-compiler-grpc python3-grpcio python3-protobuf
-  python3-prometheus-client libzmq3-dev pkg-config wrk prometheus debootstrap)
+  python3-prometheus-client libzmq3-dev pkg-config wrk nghttp2-client prometheus chromium debootstrap)
 
 ensure_test_packages() {
   local missing=()
@@ -116,6 +116,8 @@ run_tests() {
   echo "== end-to-end: the smoke scenario through the real compose stack"
   build_cli
   PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 25m -run TestSmokeEndToEnd -v ./internal/e2e
+  echo "== end-to-end: a server of your own (our Python image under another name, its own proto)"
+  PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 25m -run TestCustomTargetEndToEnd -v ./internal/e2e
   echo "== faults: signals, resume, a hung docker, server and tool faults, a full disk, a decoy project"
   PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 25m -run '^TestFault' -v ./internal/e2e
   if ! kill -0 "$DECOY_PID" 2>/dev/null; then

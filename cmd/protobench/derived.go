@@ -25,6 +25,29 @@ var derivedFiles = []derivedFile{
 	{"compose/" + compose.ServersFile, composeServers},
 	{"compose/prometheus/targets/servers.yml", prometheusServers},
 	{"internal/servertest/servers_gen.go", servertestServers},
+	{"internal/loadgen/loadcmd/drivers_gen.go", loadDrivers(false)},
+	{"internal/loadgen/loadcmd/drivers_cgo_gen.go", loadDrivers(true)},
+}
+
+// loadDrivers links the load generator's driver of every registry protocol into `protobench
+// load` (each registers its URL scheme in init): the ones built without cgo, or with cgo only
+// those needing it, behind a build constraint.
+func loadDrivers(cgo bool) func(string) ([]byte, error) {
+	return func(string) ([]byte, error) {
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "// Code %s\n\n", generatedBy)
+		if cgo {
+			b.WriteString("//go:build cgo\n\n")
+		}
+		b.WriteString("package loadcmd\n\nimport (\n")
+		for _, p := range targets.Protocols {
+			if targets.DriverNeedsCgo[p] == cgo {
+				fmt.Fprintf(&b, "\t_ %q\n", "github.com/protobench/protobench/internal/loadgen/driver/"+p)
+			}
+		}
+		b.WriteString(")\n")
+		return format.Source(b.Bytes())
+	}
 }
 
 // generatedBy is the first line of every derived file, after its comment marker.

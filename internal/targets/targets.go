@@ -221,6 +221,11 @@ func init() {
 // All returns every registered target, in listing order.
 func All() []Target { return slices.Clone(all) }
 
+// DriverNeedsCgo marks the protocols whose load-generator driver is built on a C library through
+// cgo (ZeroMQ's, on libzmq): the generated driver list links them in only where cgo is on, so a
+// host without the library's headers still builds the CLI.
+var DriverNeedsCgo = map[string]bool{ZMQ: true}
+
 // Names lists every registered target name, in listing order.
 func Names() []string {
 	names := make([]string, len(all))

@@ -8,11 +8,8 @@ import (
 	"io"
 
 	"github.com/protobench/protobench/internal/loadgen"
-	// Each driver registers its URL scheme in init.
-	_ "github.com/protobench/protobench/internal/loadgen/driver/grpc"
-	_ "github.com/protobench/protobench/internal/loadgen/driver/http"
-	_ "github.com/protobench/protobench/internal/loadgen/driver/netrpc"
-	// The ZeroMQ driver needs cgo and libzmq, so it is linked in by zmq_cgo.go.
+	// Every registry protocol's driver is linked in by drivers_gen.go and drivers_cgo_gen.go,
+	// which `protobench generate` writes from internal/targets.
 )
 
 // Command runs `protobench load` with args (without the subcommand name) and returns the exit
