@@ -92,10 +92,15 @@ func (r *runner) exec(ctx context.Context, stdin io.Reader, extraEnv []string, n
 	cmd.Stdin = stdin
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = append(os.Environ(), extraEnv...)
-	stop := make(chan struct{})
-	go reportProgress(r.log, commandSubject(name, args), prog, stop)
+	stop, reported := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(reported)
+		reportProgress(r.log, commandSubject(name, args), prog, stop)
+	}()
 	err := cmd.Run()
+	// The log is the caller's; nothing may write to it once exec returns.
 	close(stop)
+	<-reported
 	if err != nil {
 		if ctx.Err() != nil {
 			err = errors.Join(err, ctx.Err())
