@@ -15,7 +15,7 @@ usage() {
 usage: ./run.sh <scenario> [options]     run a scenario (a name under scenarios/ or a path to a .yaml)
        ./run.sh list                     list the scenarios with their estimated time
        ./run.sh test                     run the test suite (unit, integration, end-to-end smoke)
-       ./run.sh <subcommand> [args]      any protobench subcommand: run, load, list, report, images, ...
+       ./run.sh <subcommand> [args]      any protobench subcommand: run, load, list, status, report, compare, images, ...
 
 Common options for a scenario:
   --quick            every run at most 7 s with its warm-up, and one repeat
@@ -133,7 +133,7 @@ case "${1:-}" in
   *)
     build_cli
     case "$1" in
-      run|load|list|report|status|images|down|generate|bench-generators)
+      run|load|list|report|status|compare|images|down|generate|bench-generators|bench-observability)
         exec "$BIN" "$@" ;;
       *) exec "$BIN" run "$@" ;;
     esac
