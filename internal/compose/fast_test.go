@@ -95,6 +95,9 @@ func TestFastPathAgainstCompose(t *testing.T) {
 		if err := c.Down(down); err != nil {
 			t.Errorf("down: %v", err)
 		}
+		// down keeps the Prometheus volume on purpose (earlier runs stay in Grafana); a test's own
+		// project has no earlier runs to keep.
+		_ = exec.Command("docker", "volume", "rm", "-f", project+"_prometheus-data").Run()
 		out, _ := exec.Command("docker", "ps", "-aq", "--filter", "label=com.docker.compose.project="+project).Output()
 		if len(bytes.TrimSpace(out)) > 0 {
 			t.Errorf("containers left behind: %s", out)
