@@ -2,51 +2,23 @@ package dashboards
 
 import (
 	"context"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/protobench/protobench/internal/prom/promtest"
 
 	"github.com/protobench/protobench/internal/prom"
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/stepinfo"
 )
 
-// startPrometheus runs Debian's Prometheus with the remote-write receiver on a free port.
+// startPrometheus runs a Prometheus of the test's own with the remote-write receiver the compose
+// stack enables.
 func startPrometheus(t *testing.T) string {
 	t.Helper()
-	const bin = "/usr/bin/prometheus"
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("%s not installed (apt-get install -y prometheus): %v", bin, err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1s\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--web.enable-remote-write-receiver")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	url := "http://" + addr
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := prom.New(url).Ready(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return url
+	return promtest.Start(t, "", "", "--web.enable-remote-write-receiver")
 }
 
 // seriesWriter builds one-sample-a-second series over a window.

@@ -3,8 +3,6 @@ package prom_test
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,28 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/protobench/protobench/internal/prom/promtest"
+
 	"github.com/protobench/protobench/internal/dashboards"
 	"github.com/protobench/protobench/internal/prom"
 )
 
 // Debian's packages (apt-get install prometheus prometheus-node-exporter).
-const (
-	prometheusBin   = "/usr/bin/prometheus"
-	nodeExporterBin = "/usr/bin/prometheus-node-exporter"
-)
-
-// freeAddr returns a loopback address with a port that was free a moment ago, for binaries that
-// cannot be told to pick port 0 and report it.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
+const nodeExporterBin = "/usr/bin/prometheus-node-exporter"
 
 // start runs a binary until the test ends and fails the test if it exits early.
 func start(t *testing.T, name string, args ...string) {
@@ -71,16 +55,11 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) 
 	}
 }
 
-// startPrometheus runs Debian's Prometheus on a free loopback port with a throwaway data directory,
-// scraping itself (and node-exporter when nodeAddr is set) every second, as the compose Prometheus
-// does. It returns the base URL once the API answers.
+// startPrometheus runs a Prometheus of the test's own scraping itself (and node-exporter when
+// nodeAddr is set) every second, as the compose Prometheus does, and returns its base URL.
 func startPrometheus(t *testing.T, nodeAddr string) string {
 	t.Helper()
-	if _, err := os.Stat(prometheusBin); err != nil {
-		t.Skipf("%s not installed (apt-get install -y prometheus): %v", prometheusBin, err)
-	}
-	dir := t.TempDir()
-	addr := freeAddr(t)
+	addr := promtest.FreeAddr(t)
 	config := fmt.Sprintf(`global:
   scrape_interval: 1s
   evaluation_interval: 1s
@@ -95,25 +74,7 @@ scrape_configs:
       - targets: [%q]
 `, nodeAddr)
 	}
-	configPath := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(configPath, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	start(t, prometheusBin,
-		"--config.file="+configPath,
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr,
-	)
-	url := "http://" + addr
-	waitFor(t, 60*time.Second, "Prometheus to become ready", func() bool {
-		resp, err := http.Get(url + "/-/ready")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
-	return url
+	return promtest.Start(t, addr, config)
 }
 
 func TestCheckClassifiesQueries(t *testing.T) {
@@ -149,7 +110,7 @@ func TestCheckClassifiesQueries(t *testing.T) {
 }
 
 func TestCheckUnreachablePrometheus(t *testing.T) {
-	addr := freeAddr(t) // nothing listens here any more
+	addr := promtest.FreeAddr(t) // nothing listens here any more
 	qs := []prom.Query{{Name: "a", Expr: "up"}, {Name: "b", Expr: "up"}, {Name: "c", Expr: "up"}}
 	problems := prom.New("http://"+addr).Check(context.Background(), qs)
 	if len(problems) != len(qs) {
@@ -176,7 +137,7 @@ func TestCheckUnreachablePrometheus(t *testing.T) {
 func TestDashboardQueriesAgainstPrometheus(t *testing.T) {
 	nodeAddr := ""
 	if _, err := os.Stat(nodeExporterBin); err == nil {
-		nodeAddr = freeAddr(t)
+		nodeAddr = promtest.FreeAddr(t)
 		start(t, nodeExporterBin, "--web.listen-address="+nodeAddr)
 	} else {
 		t.Logf("%s not installed, host queries are only parsed", nodeExporterBin)

@@ -5,62 +5,20 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/protobench/protobench/internal/prom/promtest"
 
 	"github.com/protobench/protobench/internal/prom"
 	"github.com/protobench/protobench/internal/record"
 )
 
-const prometheusBin = "/usr/bin/prometheus"
-
-// startPrometheus runs Debian's Prometheus with the remote-write receiver the compose stack
-// enables, on a free loopback port, and returns its base URL once it is ready.
+// startPrometheus runs a Prometheus of the test's own with the remote-write receiver the compose
+// stack enables.
 func startPrometheus(t *testing.T) string {
 	t.Helper()
-	if _, err := os.Stat(prometheusBin); err != nil {
-		t.Skipf("%s not installed (apt-get install -y prometheus): %v", prometheusBin, err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1s\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(prometheusBin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--web.enable-remote-write-receiver")
-	logPath := filepath.Join(dir, "prometheus.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			t.Logf("prometheus log:\n%s", b)
-		}
-	})
-	url := "http://" + addr
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := prom.New(url).Ready(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return url
+	return promtest.Start(t, "", "", "--web.enable-remote-write-receiver")
 }
 
 func TestExporterWritesStepWindowAndFigures(t *testing.T) {

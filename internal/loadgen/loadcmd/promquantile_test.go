@@ -6,58 +6,23 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/protobench/protobench/internal/prom/promtest"
 
 	"github.com/protobench/protobench/internal/loadgen"
 	"github.com/protobench/protobench/internal/prom"
 )
 
-const prometheusBin = "/usr/bin/prometheus"
-
-// startPrometheus runs a Prometheus of the test's own, on a free loopback port with its data in
-// a temporary folder, scraping target every second. It returns the query address.
+// startPrometheus runs a Prometheus of the test's own scraping target every second, and returns
+// its client once target has been scraped.
 func startPrometheus(t *testing.T, target string, extra ...string) *prom.Client {
 	t.Helper()
-	if _, err := os.Stat(prometheusBin); err != nil {
-		t.Skipf("%s is not installed: %v", prometheusBin, err)
-	}
-	dir := t.TempDir()
 	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: loadgen\n    static_configs:\n      - targets: ['%s']\n", target)
-	cfgFile := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfgFile, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
-	logFile, err := os.Create(filepath.Join(dir, "prometheus.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := append([]string{"--config.file=" + cfgFile, "--storage.tsdb.path=" + filepath.Join(dir, "data"),
-		"--web.listen-address=" + addr}, extra...)
-	cmd := exec.Command(prometheusBin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		logFile.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(logFile.Name())
-			t.Logf("prometheus log:\n%s", b)
-		}
-	})
-	c := prom.New("http://" + addr)
+	c := prom.New(promtest.Start(t, "", cfg, extra...))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.Ready(ctx); err != nil {
-		t.Fatal(err)
-	}
 	if err := c.WaitUntil(ctx, `up{job="loadgen"}`, 200*time.Millisecond, func(v float64) bool { return v == 1 }); err != nil {
 		t.Fatalf("prometheus never scraped %s: %v", target, err)
 	}

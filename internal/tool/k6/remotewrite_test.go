@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/protobench/protobench/internal/prom/promtest"
 
 	"github.com/protobench/protobench/internal/prom"
 	"github.com/protobench/protobench/internal/tool"
@@ -102,40 +103,9 @@ func TestRemoteWriteReachesPrometheus(t *testing.T) {
 	}
 }
 
-// startPrometheus runs a Prometheus with the remote-write receiver on a free loopback port.
+// startPrometheus runs a Prometheus of the test's own with the remote-write receiver the compose
+// stack enables.
 func startPrometheus(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv("PROMETHEUS")
-	if bin == "" {
-		bin = "/usr/bin/prometheus"
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1s\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--web.enable-remote-write-receiver")
-	logFile, err := os.Create(filepath.Join(dir, "prometheus.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); logFile.Close() })
-	url := "http://" + addr
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := prom.New(url).Ready(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return url
+	return promtest.Start(t, "", "", "--web.enable-remote-write-receiver")
 }

@@ -1,0 +1,85 @@
+// Package promtest starts a Prometheus of a test's own: Debian's binary on a free loopback port,
+// its data in a temporary folder, stopped by its PID when the test ends. Tests never touch a
+// Prometheus they did not start.
+package promtest
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/protobench/protobench/internal/prom"
+)
+
+// Bin is the Prometheus binary; PROMETHEUS overrides it.
+func Bin() string {
+	if b := os.Getenv("PROMETHEUS"); b != "" {
+		return b
+	}
+	return "/usr/bin/prometheus"
+}
+
+// FreeAddr is a loopback host:port nothing listens on at the time of the call.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// Start runs Prometheus with config (a prometheus.yml; "" gives a 1 s global scrape interval and
+// no jobs) and extra flags, on addr or a free address when addr is "", and returns its base URL
+// once it is ready. It skips the test when the binary is missing, and logs Prometheus's own
+// output when the test fails.
+func Start(t testing.TB, addr, config string, extra ...string) string {
+	t.Helper()
+	bin := Bin()
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("%s not installed (apt-get install -y prometheus): %v", bin, err)
+	}
+	if config == "" {
+		config = "global:\n  scrape_interval: 1s\n"
+	}
+	if addr == "" {
+		addr = FreeAddr(t)
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logFile, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"--config.file=" + cfg, "--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr}, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		logFile.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logFile.Name())
+			t.Logf("prometheus log:\n%s", b)
+		}
+	})
+	url := "http://" + addr
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := prom.New(url).Ready(ctx); err != nil {
+		t.Fatalf("Prometheus at %s: %v", url, err)
+	}
+	return url
+}
