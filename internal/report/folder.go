@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/protobench/protobench/internal/hostinfo"
+
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/scenario"
@@ -19,28 +21,15 @@ import (
 // RunInfo is the part of run.json the reports show. It mirrors the runner's RunInfo by JSON
 // name rather than importing it, because the runner calls this package at the end of a run.
 type RunInfo struct {
-	RunID          string     `json:"run_id"`
-	Scenario       string     `json:"scenario"`
-	ScenarioSHA256 string     `json:"scenario_sha256"`
-	Command        []string   `json:"command"`
-	Quick          bool       `json:"quick"`
-	Started        time.Time  `json:"started"`
-	Finished       *time.Time `json:"finished,omitempty"`
-	Host           struct {
-		Hostname       string `json:"hostname"`
-		CPUModel       string `json:"cpu_model"`
-		Cores          int    `json:"cores"`
-		MemoryBytes    int64  `json:"memory_bytes"`
-		Kernel         string `json:"kernel"`
-		OS             string `json:"os"`
-		CgroupVersion  int    `json:"cgroup_version"`
-		DockerVersion  string `json:"docker_version"`
-		ComposeVersion string `json:"compose_version"`
-		GitCommit      string `json:"git_commit"`
-		GitDirty       bool   `json:"git_dirty"`
-		GoVersion      string `json:"go_version"`
-	} `json:"host"`
-	ComposeVersion string `json:"compose_version"`
+	RunID          string        `json:"run_id"`
+	Scenario       string        `json:"scenario"`
+	ScenarioSHA256 string        `json:"scenario_sha256"`
+	Command        []string      `json:"command"`
+	Quick          bool          `json:"quick"`
+	Started        time.Time     `json:"started"`
+	Finished       *time.Time    `json:"finished,omitempty"`
+	Host           hostinfo.Host `json:"host"`
+	ComposeVersion string        `json:"compose_version"`
 	Images         []struct {
 		Name    string `json:"name"`
 		Ref     string `json:"ref"`
