@@ -44,17 +44,7 @@ steps:
 `
 
 func TestCustomTargetEndToEnd(t *testing.T) {
-	if os.Getenv("PROTOBENCH_E2E") != "1" {
-		t.Skip("set PROTOBENCH_E2E=1 (./run.sh test does) to run a custom target through the compose stack")
-	}
-	bin := os.Getenv("PROTOBENCH_BIN")
-	if bin == "" {
-		t.Fatal("PROTOBENCH_BIN must name the protobench binary")
-	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin, root := requireE2E(t, "a custom target through the compose stack")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	run := func(ctx context.Context, args ...string) (string, error) {

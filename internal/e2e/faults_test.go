@@ -58,22 +58,7 @@ type faultEnv struct {
 
 func newFaultEnv(t *testing.T) *faultEnv {
 	t.Helper()
-	if os.Getenv("PROTOBENCH_E2E") != "1" {
-		t.Skip("set PROTOBENCH_E2E=1 (./run.sh test does) to run the fault tests against the compose stack")
-	}
-	bin := os.Getenv("PROTOBENCH_BIN")
-	if bin == "" {
-		t.Fatal("PROTOBENCH_BIN must name the protobench binary")
-	}
-	// PROTOBENCH_ROOT may name another checkout (one whose images are built); by default the
-	// tests run on this one.
-	root := os.Getenv("PROTOBENCH_ROOT")
-	if root == "" {
-		var err error
-		if root, err = filepath.Abs("../.."); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bin, root := requireE2E(t, "the fault tests against the compose stack")
 	return &faultEnv{bin: bin, root: root, work: t.TempDir()}
 }
 
