@@ -1,0 +1,149 @@
+// Package swarmtest gives a test a swarm manager to work on: the swarm this daemon is already
+// in (which it then leaves as it was), or a single-node swarm it initialises for the test and
+// leaves again afterwards. Tests of several packages run at once under `go test ./...`, and
+// swarm state belongs to the whole daemon, so every user of this package holds one file lock
+// for the length of its test.
+package swarmtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// LockFile serialises the swarm tests of all packages (and of a helper's manual experiments).
+const LockFile = "/tmp/protobench-swarm-test.lock"
+
+// Swarm is the swarm a test got.
+type Swarm struct {
+	Docker string // the docker CLI
+	NodeID string // this daemon's node
+	// Created says the test initialised the swarm (and leaves it at cleanup); false means it
+	// joined a swarm that was there before and must leave the rest of it alone.
+	Created bool
+}
+
+// Options change how Use initialises a swarm; the zero value advertises 127.0.0.1.
+type Options struct {
+	AdvertiseAddr string
+}
+
+// Use returns a swarm manager for the test, or skips the test when Docker is unreachable or
+// this daemon is a swarm worker.
+func Use(t testing.TB) *Swarm { return UseWith(t, Options{}) }
+
+// UseWith is Use with options for the swarm it may create.
+func UseWith(t testing.TB, o Options) *Swarm {
+	t.Helper()
+	docker := os.Getenv("PROTOBENCH_DOCKER")
+	if docker == "" {
+		docker = "docker"
+	}
+	if out, err := run(docker, "version", "--format", "{{.Server.Version}}"); err != nil {
+		t.Skipf("docker unreachable: %v: %s", err, out)
+	}
+	unlock := lock(t)
+	t.Cleanup(unlock)
+
+	state, err := run(docker, "info", "--format", "{{.Swarm.LocalNodeState}} {{.Swarm.ControlAvailable}} {{.Swarm.NodeID}}")
+	if err != nil {
+		t.Fatalf("docker info: %v: %s", err, state)
+	}
+	f := strings.Fields(state)
+	s := &Swarm{Docker: docker}
+	switch {
+	case len(f) >= 3 && f[0] == "active" && f[1] == "true":
+		s.NodeID = f[2]
+		t.Logf("using the swarm this daemon is already in (node %s); it is left as it was", s.NodeID)
+		return s
+	case len(f) >= 1 && f[0] == "active":
+		t.Skip("this daemon is a swarm worker; the swarm tests need a manager")
+	case len(f) >= 1 && f[0] != "inactive":
+		t.Skipf("this daemon's swarm state is %q; the swarm tests need it inactive or a manager", state)
+	}
+
+	hadGwbridge := networkExists(docker, "docker_gwbridge")
+	addr := o.AdvertiseAddr
+	if addr == "" {
+		addr = "127.0.0.1"
+	}
+	if out, err := run(docker, "swarm", "init", "--advertise-addr", addr); err != nil {
+		t.Fatalf("docker swarm init --advertise-addr %s: %v: %s", addr, err, out)
+	}
+	s.Created = true
+	t.Cleanup(func() { Leave(t, docker, hadGwbridge) })
+	id, err := run(docker, "info", "--format", "{{.Swarm.NodeID}}")
+	if err != nil {
+		t.Fatalf("docker info: %v: %s", err, id)
+	}
+	s.NodeID = strings.TrimSpace(id)
+	t.Logf("initialised a single-node swarm (node %s, advertising %s); it is left at the end of the test", s.NodeID, addr)
+	return s
+}
+
+// Leave leaves the swarm this package initialised and removes docker_gwbridge when the swarm
+// brought it (hadGwbridge false). Registered as a cleanup, so it runs after the test's own.
+func Leave(t testing.TB, docker string, hadGwbridge bool) {
+	t.Helper()
+	if out, err := run(docker, "swarm", "leave", "--force"); err != nil {
+		t.Errorf("docker swarm leave --force: %v: %s", err, out)
+		return
+	}
+	if hadGwbridge {
+		return
+	}
+	// The bridge lingers for a moment while the swarm's endpoints on it go.
+	var last string
+	for i := 0; i < 20; i++ {
+		if !networkExists(docker, "docker_gwbridge") {
+			return
+		}
+		out, err := run(docker, "network", "rm", "docker_gwbridge")
+		if err == nil {
+			return
+		}
+		last = out
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Errorf("docker network rm docker_gwbridge: %s", last)
+}
+
+func networkExists(docker, name string) bool {
+	_, err := run(docker, "network", "inspect", "--format", "{{.ID}}", name)
+	return err == nil
+}
+
+func lock(t testing.TB) func() {
+	t.Helper()
+	f, err := os.OpenFile(LockFile, os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		t.Fatalf("swarm test lock: %v", err)
+	}
+	start := time.Now()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatalf("swarm test lock %s: %v", LockFile, err)
+	}
+	if waited := time.Since(start); waited > time.Second {
+		t.Logf("waited %s for another package's swarm test (%s)", waited.Round(time.Second), LockFile)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}
+}
+
+func run(name string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+	if err != nil {
+		return strings.TrimSpace(string(out)), fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
