@@ -46,6 +46,8 @@ type Result struct {
 	ServiceSpectrum    []SpectrumPoint `json:"service_time_spectrum"`
 	Histograms         HistogramExport `json:"histograms"`
 	ServerCountWarning string          `json:"server_count_warning,omitempty"`
+	// Parts is set on a result merged from several generators that shared the step (Merge).
+	Parts *MergeInfo `json:"parts,omitempty"`
 
 	latency *hdr.Histogram
 	service *hdr.Histogram

@@ -1,0 +1,477 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/protobench/protobench/internal/record"
+)
+
+// MergeInfo says how a result was merged from the results of several load generators that
+// shared one step (tool.Split): how far apart their measured windows were, and what each did.
+// It is the result's "parts" field, absent from a single generator's result.
+type MergeInfo struct {
+	Count int `json:"count"`
+	// StartSpreadS and EndSpreadS are how far apart the parts' measured windows began and ended;
+	// OverlapS is how long all of them measured at once. The result's duration_s is the union
+	// of the windows, so throughput_rps understates the offered load by about the spread over
+	// the duration when the parts did not start together.
+	StartSpreadS float64 `json:"start_spread_s"`
+	EndSpreadS   float64 `json:"end_spread_s"`
+	OverlapS     float64 `json:"overlap_s"`
+	// SeriesLatency says how the per-second latencies were combined (see Merge).
+	SeriesLatency string        `json:"series_latency"`
+	Parts         []PartSummary `json:"parts"`
+}
+
+// PartSummary is one part's own figures, kept beside the merged ones.
+type PartSummary struct {
+	Part             string   `json:"part"` // its "part" label, or its position from 1
+	Connections      int      `json:"connections"`
+	Concurrency      int      `json:"concurrency"`
+	Rate             float64  `json:"rate,omitempty"`
+	Requests         int64    `json:"requests"`
+	Errors           int64    `json:"errors"`
+	ThroughputRPS    float64  `json:"throughput_rps"`
+	DurationS        float64  `json:"duration_s"`
+	StartUnix        float64  `json:"start_unix"`
+	EndUnix          float64  `json:"end_unix"`
+	LatencyP99Ms     float64  `json:"latency_p99_ms"`
+	ClientCPUSeconds float64  `json:"client_cpu_seconds"`
+	ClientGOMAXPROCS int      `json:"client_gomaxprocs"`
+	Error            string   `json:"error,omitempty"`
+	Args             []string `json:"args,omitempty"`
+}
+
+// seriesLatencyNote is MergeInfo.SeriesLatency: the one figure of a merge that is not exact.
+const seriesLatencyNote = "per-second p50 and p99 are the largest of the parts' (an upper bound: a percentile of " +
+	"the merged requests lies between the parts' smallest and largest); per-second max is exact; the run's " +
+	"percentiles and spectra come from the merged histograms"
+
+// Merge combines the results of load generators that shared one step into the result one
+// generator would have reported, in the same JSON shape. It is lossless where the results are:
+//   - The corrected-latency, service-time and scheduler-lag histograms are merged (HdrHistogram
+//     Merge, exact for histograms of the same layout), and every percentile, summary and
+//     spectrum is read from the merged histograms. Percentiles are never averaged: the average
+//     of two p99s is not the p99 of anything.
+//   - Requests, errors, errors by code, incomplete, bytes, messages, workers and client CPU are
+//     summed; so are connections (each part opened its own) and, in the open model, the rate.
+//   - The measured window is the union of the parts' windows, and throughput is the total
+//     requests over it. Parts.StartSpreadS/EndSpreadS/OverlapS say how far apart they were.
+//   - The per-second series (and the timeline, for in-process results) is summed second by
+//     second of each part's own window; per-second percentiles cannot be merged from summaries,
+//     so they are the parts' largest (MergeInfo.SeriesLatency).
+//
+// It refuses parts of different steps (target, method, model, pattern, payload, tool,
+// scenario, step). Parts read from JSON carry their histograms in Histograms; a part that
+// completed requests but lacks them is refused, since its percentiles could not be merged.
+func Merge(parts []*Result) (*Result, error) {
+	if len(parts) == 0 {
+		return nil, errors.New("merge: no results to merge")
+	}
+	for i, p := range parts {
+		if p == nil {
+			return nil, fmt.Errorf("merge: part %d is missing", i+1)
+		}
+	}
+	first := parts[0]
+	for i, p := range parts[1:] {
+		if err := sameStep(first, p, i+2); err != nil {
+			return nil, err
+		}
+	}
+
+	lat, svc, lag := NewHistogram(), NewHistogram(), NewHistogram()
+	haveLag := false
+	for i, p := range parts {
+		if err := mergeInto(lat, p.latency, p.Histograms.Latency, p.Requests, i+1, "latency"); err != nil {
+			return nil, err
+		}
+		if err := mergeInto(svc, p.service, p.Histograms.ServiceTime, p.Requests, i+1, "service_time"); err != nil {
+			return nil, err
+		}
+		if p.Histograms.SchedulerLag != "" {
+			haveLag = true
+			if err := mergeInto(lag, nil, p.Histograms.SchedulerLag, p.Requests, i+1, "scheduler_lag"); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	r := &Result{
+		Record: record.Record{
+			Scenario: first.Scenario, Step: first.Step, Repeat: first.Repeat,
+			Target: first.Target, Tool: first.Tool, Method: first.Method, Model: first.Model,
+			PayloadBytes: first.PayloadBytes, HTTPVersion: first.HTTPVersion, Encoding: first.Encoding,
+			Flags: []string{},
+		},
+		TargetURL:    first.TargetURL,
+		Pattern:      first.Pattern,
+		Labels:       commonLabels(parts),
+		ErrorsByCode: map[string]int64{},
+		Series:       []SeriesPoint{},
+		Histograms:   HistogramExport{Encoding: "hdrhistogram-v2-compressed-base64", Unit: "us"},
+	}
+	info := &MergeInfo{Count: len(parts), SeriesLatency: seriesLatencyNote}
+	var errs, schedules, warnings []string
+	flags := map[string]bool{}
+	sameConcurrency := true
+	var shapes []string
+	for i, p := range parts {
+		r.Connections += p.Connections
+		r.Concurrency = max(r.Concurrency, p.Concurrency)
+		sameConcurrency = sameConcurrency && p.Concurrency == first.Concurrency
+		shapes = append(shapes, fmt.Sprintf("%d×%d", p.Connections, p.Concurrency))
+		r.Rate += p.Rate
+		r.Requests += p.Requests
+		r.Errors += p.Errors
+		r.Incomplete += p.Incomplete
+		for code, n := range p.ErrorsByCode {
+			r.ErrorsByCode[code] += n
+		}
+		r.BytesSent += p.BytesSent
+		r.BytesReceived += p.BytesReceived
+		r.MessagesReceived += p.MessagesReceived
+		r.ClientSent += p.ClientSent
+		r.ClientCPUSeconds += p.ClientCPUSeconds
+		r.ClientGOMAXPROCS += p.ClientGOMAXPROCS
+		r.Workers += p.Workers
+		r.WarmupS = max(r.WarmupS, p.WarmupS)
+		r.Aborted = r.Aborted || p.Aborted
+		r.Notes = appendMissing(r.Notes, p.Notes...)
+		for _, f := range p.Flags {
+			flags[f] = true
+		}
+		name := p.Labels["part"]
+		if name == "" {
+			name = strconv.Itoa(i + 1)
+		}
+		if p.Error != "" {
+			errs = append(errs, "part "+name+": "+p.Error)
+		}
+		if p.ServerCountWarning != "" {
+			warnings = append(warnings, "part "+name+": "+p.ServerCountWarning)
+		}
+		if p.Schedule != "" {
+			schedules = append(schedules, p.Schedule)
+		}
+		info.Parts = append(info.Parts, PartSummary{
+			Part: name, Connections: p.Connections, Concurrency: p.Concurrency, Rate: p.Rate,
+			Requests: p.Requests, Errors: p.Errors, ThroughputRPS: p.ThroughputRPS, DurationS: p.DurationS,
+			StartUnix: p.StartUnix, EndUnix: p.EndUnix, LatencyP99Ms: p.LatencyMs.P99,
+			ClientCPUSeconds: p.ClientCPUSeconds, ClientGOMAXPROCS: p.ClientGOMAXPROCS,
+			Error: p.Error, Args: p.Args,
+		})
+	}
+	r.Rate = round3(r.Rate)
+	r.ClientCPUSeconds = round3(r.ClientCPUSeconds)
+	if !sameConcurrency {
+		// Connections × concurrency no longer multiplies out to the requests in flight: say
+		// how they sat.
+		r.Concurrency = first.Concurrency
+	}
+	r.Topology = fmt.Sprintf("%d clients: %s", len(parts), strings.Join(shapes, " + "))
+	r.MethodMix = mergeMix(parts)
+	r.Schedule = strings.Join(schedules, " + ")
+	r.Error = strings.Join(errs, "; ")
+	r.ServerCountWarning = strings.Join(warnings, "; ")
+
+	// The window: the union of the parts' windows. Parts that never measured (a failed start
+	// has an empty window at the moment it failed) do not stretch it.
+	starts, ends := windows(parts)
+	start, end := slices.Min(starts), slices.Max(ends)
+	info.StartSpreadS = round3(slices.Max(starts) - start)
+	info.EndSpreadS = round3(end - slices.Min(ends))
+	info.OverlapS = round3(max(0, slices.Min(ends)-slices.Max(starts)))
+	r.StartUnix, r.EndUnix = start, end
+	dur := end - start
+	r.DurationS = round3(dur)
+	if dur > 0 {
+		r.ThroughputRPS = round3(float64(r.Requests) / dur)
+		r.ClientCPUPercent = round3(100 * r.ClientCPUSeconds / dur)
+	}
+
+	r.latency, r.service = lat, svc
+	r.LatencyMs = Summary(lat)
+	st := Summary(svc)
+	r.ServiceTimeMs = &st
+	r.LatencySpectrum = Spectrum(lat)
+	r.ServiceSpectrum = Spectrum(svc)
+	r.Histograms.Latency = EncodeHistogram(lat)
+	r.Histograms.ServiceTime = EncodeHistogram(svc)
+	if haveLag {
+		l := Summary(lag)
+		r.SchedulerLagMs = &l
+		r.Histograms.SchedulerLag = EncodeHistogram(lag)
+	}
+
+	r.Series = mergeSeries(parts, start)
+	havePoints := true
+	for _, p := range parts {
+		havePoints = havePoints && p.points != nil
+	}
+	if havePoints {
+		series := make([]*record.Timeseries, len(parts))
+		for i, p := range parts {
+			series[i] = p.Timeseries()
+		}
+		r.points = mergePoints(series, start)
+	}
+
+	// Flags: the parts' own (rate-not-met stays if any part missed its share), with errors and
+	// failed decided again on the totals.
+	delete(flags, record.FlagErrors)
+	delete(flags, record.FlagFailed)
+	if r.Requests > 0 && float64(r.Errors) > 0.01*float64(r.Requests) {
+		flags[record.FlagErrors] = true
+	}
+	if r.Requests == 0 {
+		flags[record.FlagFailed] = true
+		if r.Error == "" {
+			r.Error = "no request completed in the measured window"
+		}
+	}
+	for f := range flags {
+		r.Flags = append(r.Flags, f)
+	}
+	sort.Strings(r.Flags)
+	r.Parts = info
+	return r, nil
+}
+
+// MergeTimeseries combines the timelines (`--timeseries`) of load generators that shared one
+// step, as Merge does their results: the window is the union of theirs, points are summed
+// second by second of each part's own window (warm-up points counted back from the window's
+// start, measured ones forward from it), and each point's t_s counts from the merged start.
+// Per-second p50 and p99 are the parts' largest, an upper bound (MergeInfo.SeriesLatency).
+func MergeTimeseries(parts []*record.Timeseries) (*record.Timeseries, error) {
+	if len(parts) == 0 {
+		return nil, errors.New("merge timeseries: no timelines to merge")
+	}
+	first := parts[0]
+	for i, p := range parts {
+		if p == nil {
+			return nil, fmt.Errorf("merge timeseries: part %d is missing", i+1)
+		}
+		for _, c := range []struct{ field, a, b string }{
+			{"target", first.Target, p.Target}, {"method", first.Method, p.Method}, {"model", first.Model, p.Model},
+			{"tool", first.Tool, p.Tool}, {"scenario", first.Scenario, p.Scenario}, {"step", first.Step, p.Step},
+		} {
+			if c.a != c.b {
+				return nil, fmt.Errorf("merge timeseries: part %d measured %s %q, part 1 %q: these are timelines of different steps", i+1, c.field, c.b, c.a)
+			}
+		}
+	}
+	start, end := first.StartUnix, first.EndUnix
+	for _, p := range parts {
+		start, end = min(start, p.StartUnix), max(end, p.EndUnix)
+	}
+	return &record.Timeseries{
+		Version: record.TimeseriesVersion, Scenario: first.Scenario, Step: first.Step,
+		Target: first.Target, Tool: first.Tool, Method: first.Method, Model: first.Model,
+		StartUnix: start, EndUnix: end, IntervalS: first.IntervalS,
+		Points: mergePoints(parts, start),
+	}, nil
+}
+
+// sameStep refuses to merge results that did not measure the same step.
+func sameStep(a, b *Result, k int) error {
+	for _, c := range []struct{ field, a, b string }{
+		{"tool", a.Tool, b.Tool}, {"target", a.Target, b.Target}, {"method", a.Method, b.Method},
+		{"model", a.Model, b.Model}, {"pattern", a.Pattern, b.Pattern},
+		{"payload_bytes", strconv.Itoa(a.PayloadBytes), strconv.Itoa(b.PayloadBytes)},
+		{"http_version", a.HTTPVersion, b.HTTPVersion}, {"encoding", a.Encoding, b.Encoding},
+		{"scenario", a.Scenario, b.Scenario}, {"step", a.Step, b.Step},
+	} {
+		if c.a != c.b {
+			return fmt.Errorf("merge: part %d measured %s %q, part 1 %q: these are results of different steps", k, c.field, c.b, c.a)
+		}
+	}
+	return nil
+}
+
+// mergeInto adds one part's histogram to dst: the in-process one when there is one, else the
+// exported encoding. An empty encoding is an empty histogram only for a part that completed no
+// request.
+func mergeInto(dst, h *hdr.Histogram, encoded string, requests int64, k int, name string) error {
+	if h == nil && encoded != "" {
+		var err error
+		if h, err = DecodeHistogram(encoded); err != nil {
+			return fmt.Errorf("merge: part %d: histograms.%s: %v", k, name, err)
+		}
+	}
+	if h == nil {
+		if requests > 0 {
+			return fmt.Errorf("merge: part %d completed %d requests but carries no %s histogram, so its percentiles cannot be merged", k, requests, name)
+		}
+		return nil
+	}
+	if dropped := dst.Merge(h); dropped > 0 {
+		return fmt.Errorf("merge: part %d: %d %s values fell outside the histogram's range", k, dropped, name)
+	}
+	return nil
+}
+
+// windows lists the parts' measured windows, leaving out the empty windows of parts that never
+// measured unless no part did.
+func windows(parts []*Result) (starts, ends []float64) {
+	for _, p := range parts {
+		if p.EndUnix > p.StartUnix {
+			starts, ends = append(starts, p.StartUnix), append(ends, p.EndUnix)
+		}
+	}
+	if len(starts) == 0 {
+		for _, p := range parts {
+			starts, ends = append(starts, p.StartUnix), append(ends, p.EndUnix)
+		}
+	}
+	return starts, ends
+}
+
+// commonLabels are the labels every part carries with the same value, less "part".
+func commonLabels(parts []*Result) map[string]string {
+	if parts[0].Labels == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for k, v := range parts[0].Labels {
+		if k == "part" {
+			continue
+		}
+		same := true
+		for _, p := range parts[1:] {
+			same = same && p.Labels[k] == v
+		}
+		if same {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// mergeMix adds up how many connections called each method of a mix.
+func mergeMix(parts []*Result) []MethodWeight {
+	var out []MethodWeight
+	for _, p := range parts {
+		for _, m := range p.MethodMix {
+			i := slices.IndexFunc(out, func(o MethodWeight) bool { return o.Method == m.Method })
+			if i < 0 {
+				out = append(out, m)
+				continue
+			}
+			out[i].Connections += m.Connections
+		}
+	}
+	return out
+}
+
+// mergeSeries sums the parts' per-second series second by second of their own windows.
+func mergeSeries(parts []*Result, start float64) []SeriesPoint {
+	out := []SeriesPoint{}
+	for _, p := range parts {
+		offset := p.StartUnix - start
+		for i, s := range p.Series {
+			if i == len(out) {
+				out = append(out, SeriesPoint{})
+			}
+			o := &out[i]
+			o.TS = max(o.TS, round3(offset+s.TS))
+			o.Requests += s.Requests
+			o.Errors += s.Errors
+			o.ThroughputRPS = round3(o.ThroughputRPS + s.ThroughputRPS)
+			o.TargetRPS = round3(o.TargetRPS + s.TargetRPS)
+			o.P50Ms = max(o.P50Ms, s.P50Ms)
+			o.P99Ms = max(o.P99Ms, s.P99Ms)
+			o.Inflight += s.Inflight
+			o.SchedulerLagMaxMs = max(o.SchedulerLagMaxMs, s.SchedulerLagMaxMs)
+			o.span = max(o.span, s.span)
+		}
+	}
+	return out
+}
+
+// mergePoints sums timelines point by point: warm-up points aligned on the last one (which
+// closes at the window's start), measured points on the first.
+func mergePoints(parts []*record.Timeseries, start float64) []record.TimeseriesPoint {
+	var warm, measured [][]record.TimeseriesPoint
+	nWarm := 0
+	for _, p := range parts {
+		i := slices.IndexFunc(p.Points, func(q record.TimeseriesPoint) bool { return !q.Warmup })
+		if i < 0 {
+			i = len(p.Points)
+		}
+		warm = append(warm, p.Points[:i])
+		measured = append(measured, p.Points[i:])
+		nWarm = max(nWarm, i)
+	}
+	out := make([]record.TimeseriesPoint, nWarm)
+	for i := range out {
+		out[i].Warmup = true
+	}
+	for k, w := range warm {
+		offset := parts[k].StartUnix - start
+		for j, q := range w {
+			addPoint(&out[nWarm-len(w)+j], q, offset)
+		}
+	}
+	for k, m := range measured {
+		offset := parts[k].StartUnix - start
+		for i, q := range m {
+			if nWarm+i == len(out) {
+				out = append(out, record.TimeseriesPoint{})
+			}
+			addPoint(&out[nWarm+i], q, offset)
+		}
+	}
+	if out == nil {
+		out = []record.TimeseriesPoint{}
+	}
+	return out
+}
+
+// addPoint adds one part's point to a merged one whose t_s counts from a start offset seconds
+// before the part's.
+func addPoint(o *record.TimeseriesPoint, q record.TimeseriesPoint, offset float64) {
+	ts := round3(offset + q.TS)
+	if o.SpanS == 0 { // the first part's point: a real point always spans some time
+		o.TS = ts
+	} else {
+		o.TS = max(o.TS, ts)
+	}
+	o.SpanS = max(o.SpanS, q.SpanS)
+	o.Requests += q.Requests
+	o.Errors += q.Errors
+	o.ThroughputRPS = round3(o.ThroughputRPS + q.ThroughputRPS)
+	o.TargetRPS = round3(o.TargetRPS + q.TargetRPS)
+	o.LatencyMs = maxLatency(o.LatencyMs, q.LatencyMs)
+	if q.ServiceTimeMs != nil {
+		s := q.ServiceTimeMs
+		if o.ServiceTimeMs != nil {
+			m := maxLatency(*o.ServiceTimeMs, *s)
+			s = &m
+		}
+		c := *s
+		o.ServiceTimeMs = &c
+	}
+	o.Inflight += q.Inflight
+	o.SchedulerLagMaxMs = max(o.SchedulerLagMaxMs, q.SchedulerLagMaxMs)
+}
+
+func maxLatency(a, b record.PointLatency) record.PointLatency {
+	return record.PointLatency{P50: max(a.P50, b.P50), P99: max(a.P99, b.P99), Max: max(a.Max, b.Max)}
+}
+
+func appendMissing(list []string, items ...string) []string {
+	for _, s := range items {
+		if !slices.Contains(list, s) {
+			list = append(list, s)
+		}
+	}
+	return list
+}
