@@ -16,6 +16,7 @@ const (
 	UpstreamNodeExporter = "prom/node-exporter:v1.8.2"
 	UpstreamCadvisor     = "gcr.io/cadvisor/cadvisor:v0.53.0"
 	UpstreamGrafana      = "grafana/grafana:11.6.6"
+	UpstreamRegistry     = "registry:2.8.3"
 )
 
 // LocalRepository is the repository part of every locally built image: protobench/<name>:<hash>.
@@ -59,6 +60,9 @@ func init() {
 		{name: NodeExporter, upstream: UpstreamNodeExporter, dockerfile: "images/node-exporter/Dockerfile"},
 		{name: Cadvisor, upstream: UpstreamCadvisor, dockerfile: "images/cadvisor/Dockerfile"},
 		{name: Grafana, upstream: UpstreamGrafana, notBuildable: "Grafana cannot be built here: its frontend needs npm"},
+		// The swarm engine's registry on the manager (internal/swarm/registry); no compose
+		// service runs it.
+		{name: Registry, upstream: UpstreamRegistry, dockerfile: "images/registry/Dockerfile"},
 	}...)
 }
 

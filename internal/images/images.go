@@ -42,6 +42,7 @@ const (
 	NodeExporter = "node-exporter"
 	Cadvisor     = "cadvisor"
 	Grafana      = "grafana"
+	Registry     = "registry"
 )
 
 // Names lists every logical image in the order Ensure resolves them (dependencies first).
@@ -157,10 +158,10 @@ func EnvVars(s Set) map[string]string {
 
 // EnvVar is the compose variable naming a logical image: PROTOBENCH_<NAME>_IMAGE, except the
 // protobench image, which the compose file calls the server image. base and go-builder are
-// build-only and have none.
+// build-only and registry runs only under the swarm engine, so they have none.
 func EnvVar(name string) string {
 	switch name {
-	case Base, GoBuilder:
+	case Base, GoBuilder, Registry:
 		return ""
 	case Protobench:
 		return "PROTOBENCH_SERVER_IMAGE"

@@ -1,0 +1,69 @@
+package registry
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestRef(t *testing.T) {
+	const id = "sha256:03ed677cb09d9c7e4b5a0c0f7f5e1d2b3a4c5d6e7f8091a2b3c4d5e6f7a8b9c0"
+	cases := []struct {
+		name, project, logical, local, want string
+		port                                int
+	}{
+		{"local build keeps its hash tag", "protobench", "protobench", "protobench/protobench:40a2963e5682",
+			"127.0.0.1:5000/protobench/protobench:40a2963e5682", 5000},
+		{"upstream image keeps its tag", "protobench", "prometheus", "prom/prometheus:v2.53.3",
+			"127.0.0.1:5000/protobench/prometheus:v2.53.3", 5000},
+		{"registry host with a port is not a tag", "pb", "cadvisor", "localhost:5001/cadvisor",
+			"127.0.0.1:5000/pb/cadvisor:id-03ed677cb09d", 5000},
+		{"no tag", "pb", "base", "protobench/base",
+			"127.0.0.1:5000/pb/base:id-03ed677cb09d", 5000},
+		{"digest", "pb", "k6", "grafana/k6:1.8.1@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+			"127.0.0.1:5000/pb/k6:id-03ed677cb09d", 5000},
+		{"image ID", "pb", "base", id, "127.0.0.1:5000/pb/base:id-03ed677cb09d", 5000},
+		{"short image ID", "pb", "base", "03ed677cb09d", "127.0.0.1:5000/pb/base:id-03ed677cb09d", 5000},
+		{"other port", "pbtest-x", "python-grpc", "protobench/python-grpc:9a8b7c6d5e4f",
+			"127.0.0.1:5999/pbtest-x/python-grpc:9a8b7c6d5e4f", 5999},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Ref(c.port, c.project, c.logical, c.local, id); got != c.want {
+				t.Fatalf("Ref(%d, %q, %q, %q) = %q, want %q", c.port, c.project, c.logical, c.local, got, c.want)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	if err := validate("protobench", []string{"protobench", "python-grpc", "node-exporter", "go_builder"}); err != nil {
+		t.Fatalf("valid names refused: %v", err)
+	}
+	for _, c := range []struct {
+		project string
+		names   []string
+		bad     string
+	}{
+		{"Protobench", nil, `project "Protobench"`},
+		{"pb", []string{"ok", "-dash"}, `"-dash"`},
+		{"pb", []string{"a/b"}, `"a/b"`},
+		{"", nil, `project ""`},
+	} {
+		err := validate(c.project, c.names)
+		if err == nil || !strings.Contains(err.Error(), c.bad) {
+			t.Errorf("validate(%q, %q) = %v, want an error naming %s", c.project, c.names, err, c.bad)
+		}
+	}
+}
+
+func TestJSONStrings(t *testing.T) {
+	got := jsonStrings(`["127.0.0.1:5000/pb/base:id-03ed677cb09d","protobench/base:latest"]` + "\n")
+	want := []string{"127.0.0.1:5000/pb/base:id-03ed677cb09d", "protobench/base:latest"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if got := jsonStrings("[]"); len(got) != 0 {
+		t.Fatalf("empty list: got %q", got)
+	}
+}
