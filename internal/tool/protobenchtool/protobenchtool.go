@@ -7,7 +7,8 @@
 // name protobench-loadgen) with the invocation's labels, and the generator does its own warm-up,
 // which it excludes from the result. Check validates the invocation with the generator's own flag
 // validation, so the adapter and the generator cannot disagree. Parse reads the result file,
-// whose common fields already carry the normalized record's names.
+// whose common fields already carry the normalized record's names; for a step split among
+// several generators (tool.Split), ParseParts merges the parts' files (parts.go).
 package protobenchtool
 
 import (
@@ -156,10 +157,15 @@ func (Adapter) Args(inv tool.Invocation) []string {
 	return append(args, "--progress", "off")
 }
 
-// Parse reads the JSON result the generator wrote.
+// Parse reads the JSON result the generator wrote. When there is none but the parts of a split
+// step (tool.Split) wrote theirs, it merges them (ParseParts): a runner that knows how many
+// parts ran should call ParseParts, which also notices a missing last part.
 func (Adapter) Parse(inv tool.Invocation, raw tool.Raw) (record.Record, error) {
 	name := ResultFile(inv)
 	b, ok := raw.Files[name]
+	if n := countParts(inv, raw); !ok && n > 0 {
+		return ParseParts(inv, n, raw)
+	}
 	if !ok {
 		return record.Record{}, fmt.Errorf("protobench wrote no %s (its last words: %q)", name, tool.LastLine(raw.Stderr))
 	}

@@ -1,0 +1,211 @@
+package protobenchtool
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/protobench/protobench/internal/loadgen"
+	"github.com/protobench/protobench/internal/loadgen/loadcmd"
+	"github.com/protobench/protobench/internal/record"
+	"github.com/protobench/protobench/internal/servertest"
+	"github.com/protobench/protobench/internal/tool"
+)
+
+// runParts runs the real generator once per part, all at once (in process, through the Command
+// `protobench load` runs, with Args verbatim but for the metrics port), and returns what they
+// wrote under RawDir, keyed by base name as the runner collects it.
+func runParts(t *testing.T, parts []tool.Invocation) tool.Raw {
+	t.Helper()
+	var wg sync.WaitGroup
+	stderrs := make([]bytes.Buffer, len(parts))
+	for i, p := range parts {
+		args := Adapter{}.Args(p)
+		for j := range args {
+			if args[j] == MetricsListen {
+				args[j] = "127.0.0.1:0" // two generators in one process cannot share :9102
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var stdout bytes.Buffer
+			if code := loadcmd.Command(context.Background(), args[1:], &stdout, &stderrs[i]); code != 0 {
+				t.Errorf("part %d exited %d: %s", i+1, code, stderrs[i].String())
+			}
+		}()
+	}
+	wg.Wait()
+	raw := tool.Raw{Files: map[string][]byte{}}
+	matches, _ := filepath.Glob(filepath.Join(parts[0].RawDir, "*"))
+	for _, m := range matches {
+		b, err := os.ReadFile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw.Files[filepath.Base(m)] = b
+	}
+	return raw
+}
+
+// TestSplitRunMerges runs halves of a real step against a real server at the same time and
+// merges them: requests add up, the merged percentiles lie within the parts' range, and the
+// merged files read back as a single run's.
+func TestSplitRunMerges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the generator against a real server")
+	}
+	cases := []struct {
+		name   string
+		server string
+		inv    tool.Invocation
+	}{
+		{"grpc closed, one channel's streams shared", servertest.GRPC, tool.Invocation{Target: "grpc", Scheme: "grpc", Method: "GetUser",
+			Model: "closed", Connections: 1, Concurrency: 8}},
+		{"rest open", servertest.REST, tool.Invocation{Target: "rest", Scheme: "http", Method: "Echo", PayloadBytes: 64,
+			Model: "open", RatePerSec: 401, Connections: 8, Concurrency: 1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			inv := c.inv
+			inv.Address = servertest.Start(t, c.server).Main
+			inv.Warmup, inv.Duration = 500*time.Millisecond, 2*time.Second
+			inv.RawDir, inv.RawPrefix = t.TempDir(), "run"
+			inv.Labels = map[string]string{"scenario": "split", "step": "s1", "run_id": "t"}
+			parts := tool.Split(inv, 2)
+			if parts == nil {
+				t.Fatalf("Split refused: %v", tool.CheckSplit(inv, 2))
+			}
+			raw := runParts(t, parts)
+
+			var each []*loadgen.Result
+			for _, p := range parts {
+				res, err := Decode(bytes.NewReader(raw.Files[ResultFile(p)]))
+				if err != nil {
+					t.Fatalf("%s: %v", ResultFile(p), err)
+				}
+				each = append(each, res)
+			}
+			merged, err := MergeParts(inv, 2, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, err := ParseParts(inv, 2, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			viaParse, err := Adapter{}.Parse(inv, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if viaParse.Requests != rec.Requests || viaParse.LatencyMs != rec.LatencyMs {
+				t.Errorf("Parse without a count merged %d requests %+v, ParseParts %d %+v", viaParse.Requests, viaParse.LatencyMs, rec.Requests, rec.LatencyMs)
+			}
+
+			a, b := each[0], each[1]
+			t.Logf("part 1: %d req, %.0f req/s, p50 %.3f p99 %.3f ms; part 2: %d req, %.0f req/s, p50 %.3f p99 %.3f ms; merged: %d req, %.0f req/s over %.3f s (start spread %.3f s), p50 %.3f p99 %.3f ms",
+				a.Requests, a.ThroughputRPS, a.LatencyMs.P50, a.LatencyMs.P99, b.Requests, b.ThroughputRPS, b.LatencyMs.P50, b.LatencyMs.P99,
+				rec.Requests, rec.ThroughputRPS, rec.DurationS, merged.Parts.StartSpreadS, rec.LatencyMs.P50, rec.LatencyMs.P99)
+			if a.Requests == 0 || b.Requests == 0 {
+				t.Fatalf("a part measured nothing: %d and %d requests", a.Requests, b.Requests)
+			}
+			if rec.Requests != a.Requests+b.Requests || rec.Errors != a.Errors+b.Errors {
+				t.Errorf("merged %d requests %d errors, parts %d+%d and %d+%d", rec.Requests, rec.Errors, a.Requests, b.Requests, a.Errors, b.Errors)
+			}
+			if n := merged.LatencyHistogram().TotalCount(); n != countOf(t, a)+countOf(t, b) {
+				t.Errorf("merged histogram holds %d values", n)
+			}
+			// A percentile of all requests lies between the parts' (one histogram bucket of
+			// slack: 3 significant digits).
+			for _, q := range []struct {
+				name      string
+				m, p1, p2 float64
+			}{
+				{"p50", rec.LatencyMs.P50, a.LatencyMs.P50, b.LatencyMs.P50},
+				{"p90", rec.LatencyMs.P90, a.LatencyMs.P90, b.LatencyMs.P90},
+				{"p99", rec.LatencyMs.P99, a.LatencyMs.P99, b.LatencyMs.P99},
+				{"max", rec.LatencyMs.Max, a.LatencyMs.Max, b.LatencyMs.Max},
+			} {
+				lo, hi := min(q.p1, q.p2), max(q.p1, q.p2)
+				if q.m < lo*0.998-0.001 || q.m > hi*1.002+0.001 {
+					t.Errorf("merged %s %.3f ms outside the parts' [%.3f, %.3f]", q.name, q.m, lo, hi)
+				}
+			}
+			if rec.Connections != parts[0].Connections+parts[1].Connections || rec.Target != inv.Target || rec.Method != inv.Method || rec.Model != inv.Model {
+				t.Errorf("merged record %s/%s/%s %d×%d", rec.Target, rec.Method, rec.Model, rec.Connections, rec.Concurrency)
+			}
+			if inv.Model == "open" && rec.Rate != inv.RatePerSec {
+				t.Errorf("merged rate %v, the step's %v", rec.Rate, inv.RatePerSec)
+			}
+			if want := float64(rec.Requests) / rec.DurationS; rec.ThroughputRPS < want*0.999 || rec.ThroughputRPS > want*1.001 {
+				t.Errorf("throughput %v, want requests over the union window %v", rec.ThroughputRPS, want)
+			}
+			if rec.DurationS < max(a.DurationS, b.DurationS) {
+				t.Errorf("merged window %v s shorter than a part's", rec.DurationS)
+			}
+
+			// The merged files read back as one run's: the result through Parse, the timeline
+			// with as many requests in its measured seconds as the parts'.
+			files, err := MergedFiles(inv, 2, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			single, err := Adapter{}.Parse(inv, tool.Raw{Files: files})
+			if err != nil || single.Requests != rec.Requests || single.LatencyMs != rec.LatencyMs {
+				t.Errorf("the merged result file parses to %d requests %+v (%v), want %d %+v", single.Requests, single.LatencyMs, err, rec.Requests, rec.LatencyMs)
+			}
+			ts, err := record.DecodeTimeseries(bytes.NewReader(files[TimeseriesFile(inv)]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tsReqs, partReqs int64
+			for _, p := range ts.Points {
+				tsReqs += p.Requests
+			}
+			for _, p := range parts {
+				pts, err := record.DecodeTimeseries(bytes.NewReader(raw.Files[TimeseriesFile(p)]))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, q := range pts.Points {
+					partReqs += q.Requests
+				}
+			}
+			if tsReqs != partReqs || tsReqs == 0 {
+				t.Errorf("merged timeline holds %d requests, the parts' %d", tsReqs, partReqs)
+			}
+		})
+	}
+}
+
+func countOf(t *testing.T, r *loadgen.Result) int64 {
+	t.Helper()
+	h, err := loadgen.DecodeHistogram(r.Histograms.Latency)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.TotalCount()
+}
+
+// TestParsePartsMissing: a part that wrote nothing fails the merged record, naming the file.
+func TestParsePartsMissing(t *testing.T) {
+	inv := tool.Invocation{RawPrefix: "run"}
+	b, err := os.ReadFile(filepath.Join("testdata", "grpc-getuser-closed", "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := tool.Raw{Files: map[string][]byte{"run.part1.json": b}, Stderr: []byte("connection refused\n")}
+	if _, err := ParseParts(inv, 2, raw); err == nil || !strings.Contains(err.Error(), "run.part2.json") {
+		t.Errorf("ParseParts = %v, want the missing part's file named", err)
+	}
+	// Parse, which does not know the count, merges the one part it finds.
+	rec, err := Adapter{}.Parse(inv, raw)
+	if err != nil || rec.Requests == 0 {
+		t.Errorf("Parse of one part = %d requests, %v", rec.Requests, err)
+	}
+}
