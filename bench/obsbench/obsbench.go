@@ -179,7 +179,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	st, err := startStack(ctx, o, set, srv.metrics, loadMetrics)
+	st, err := startStack(ctx, root, o, set, srv.metrics, loadMetrics)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package obsbench
 import (
 	"bytes"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -57,5 +58,29 @@ func TestReportSignsAndVerdicts(t *testing.T) {
 	report(&b, slow[:4]) // two trials per arm
 	if out := b.String(); strings.Contains(out, "OVER") || strings.Contains(out, "under") || !strings.Contains(out, "no interval") {
 		t.Errorf("report of two trials per arm gives a verdict:\n%s", out)
+	}
+}
+
+// TestStackFlagsComeFromCompose checks the benchmark's cAdvisor and node-exporter run with the
+// compose file's flags, with only the ports and the housekeeping interval replaced.
+func TestStackFlagsComeFromCompose(t *testing.T) {
+	cadvisor, node, err := composeCommands(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(withFlags(cadvisor, map[string]string{"--port": "1234", "--housekeeping_interval": "2s"}), " ")
+	for _, want := range []string{"--port=1234", "--housekeeping_interval=2s", "--docker_only=true", "--store_container_labels=true"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("cAdvisor flags %q lack %q", got, want)
+		}
+	}
+	if strings.Contains(got, "--port=8080") {
+		t.Errorf("cAdvisor flags %q keep compose's port", got)
+	}
+	got = strings.Join(withFlags(node, map[string]string{"--web.listen-address": "127.0.0.1:9"}), " ")
+	for _, want := range []string{"--collector.disable-defaults", "--web.listen-address=127.0.0.1:9"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("node-exporter flags %q lack %q", got, want)
+		}
 	}
 }

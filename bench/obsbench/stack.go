@@ -24,7 +24,11 @@ type stack struct {
 	label      string
 }
 
-func startStack(ctx context.Context, o options, set images.Set, serverMetrics, loadMetrics string) (*stack, error) {
+func startStack(ctx context.Context, root string, o options, set images.Set, serverMetrics, loadMetrics string) (*stack, error) {
+	cadvisorFlags, nodeFlags, err := composeCommands(root)
+	if err != nil {
+		return nil, err
+	}
 	for _, name := range []string{images.Prometheus, images.Cadvisor, images.NodeExporter} {
 		if !set.Available(name) {
 			return nil, fmt.Errorf("image %s is unavailable (%s): run `protobench images build %s`", name, set[name].Note, name)
@@ -51,7 +55,6 @@ scrape_configs:
   - job_name: prometheus
     static_configs: [{targets: [%[2]q]}]
   - job_name: cadvisor
-    honor_timestamps: false
     static_configs: [{targets: [%[3]q]}]
   - job_name: node-exporter
     static_configs: [{targets: [%[4]q]}]
@@ -80,15 +83,15 @@ scrape_configs:
 		{"prometheus", append(append([]string{}, common...), "-v", absConfig+":/etc/prometheus/prometheus.yml:ro", set[images.Prometheus].Ref,
 			"--config.file=/etc/prometheus/prometheus.yml", "--storage.tsdb.path=/prometheus",
 			"--web.listen-address="+promAddr, "--web.enable-remote-write-receiver")},
-		// The compose file's cAdvisor flags, but for the port and the housekeeping interval.
-		{"cadvisor", append(append([]string{}, common...),
+		// cAdvisor and node-exporter run with the compose file's flags, but for their ports and
+		// cAdvisor's housekeeping interval, which this benchmark varies.
+		{"cadvisor", append(append(append([]string{}, common...),
 			"-v", "/:/rootfs:ro", "-v", "/var/run:/var/run:ro", "-v", "/sys:/sys:ro", "-v", "/var/lib/docker/:/var/lib/docker:ro",
-			set[images.Cadvisor].Ref, "--port="+cadvisorPort, "--housekeeping_interval="+o.housekeeping,
-			"--max_housekeeping_interval="+doubled(o.housekeeping), "--allow_dynamic_housekeeping=false", "--docker_only=true",
-			"--store_container_labels=true", "--enable_metrics=cpu,memory,network,diskIO")},
-		{"node-exporter", append(append([]string{}, common...),
-			"-v", "/proc:/host/proc:ro", "-v", "/sys:/host/sys:ro", "-v", "/:/rootfs:ro", set[images.NodeExporter].Ref,
-			"--path.procfs=/host/proc", "--path.sysfs=/host/sys", "--path.rootfs=/rootfs", "--web.listen-address="+nodeAddr)},
+			set[images.Cadvisor].Ref), withFlags(cadvisorFlags, map[string]string{
+			"--port": cadvisorPort, "--housekeeping_interval": o.housekeeping, "--max_housekeeping_interval": doubled(o.housekeeping)})...)},
+		{"node-exporter", append(append(append([]string{}, common...),
+			"-v", "/proc:/host/proc:ro", "-v", "/sys:/host/sys:ro", "-v", "/:/rootfs:ro", set[images.NodeExporter].Ref),
+			withFlags(nodeFlags, map[string]string{"--web.listen-address": nodeAddr})...)},
 	}
 	for _, sp := range specs {
 		out, err := docker(ctx, sp.args...)
