@@ -1,0 +1,130 @@
+package twonode
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServerOnNodeTwoClientOnNodeOne builds the second node, starts a TCP server task on it and
+// a client job on this machine's node, on one overlay network, and checks that the client got
+// the server's answer, across the veth, by the service's DNS name. Then it checks that Close
+// left nothing behind.
+func TestServerOnNodeTwoClientOnNodeOne(t *testing.T) {
+	docker := os.Getenv("PROTOBENCH_DOCKER")
+	if docker == "" {
+		docker = "docker"
+	}
+	const image = "protobench/base:latest" // perl and bash: a server and a client without a build
+	if out, err := exec.Command(docker, "image", "inspect", "--format", "{{.ID}}", image).CombinedOutput(); err != nil {
+		t.Skipf("needs %s (./run.sh images build): %s", image, strings.TrimSpace(string(out)))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	// Names and addresses of its own, apart from the e2e test's, since packages test at once.
+	c, sw := Use(t, ctx, Options{Docker: docker, Name: "pbtwo-u", HostAddr: "10.77.0.5", NodeAddr: "10.77.0.6"})
+	project := fmt.Sprintf("pbtest-twou%d", os.Getpid())
+	d := func(args ...string) string {
+		t.Helper()
+		out, err := exec.CommandContext(ctx, docker, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("docker %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	t.Cleanup(func() { removeProject(t, docker, project) })
+
+	start := time.Now()
+	if err := c.LoadImages(ctx, image); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("docker save | docker load of %s to node 2: %s", image, time.Since(start).Round(100*time.Millisecond))
+	label := "protobench.project=" + project
+	net := project + "-net"
+	d("network", "create", "--driver", "overlay", "--attachable", "--label", label, net)
+	// The server answers every connection with the hostname of the node it runs on, which the
+	// swarm hands to the task through a template.
+	d("service", "create", "--detach", "--no-resolve-image", "--name", project+"-server", "--label", label,
+		"--container-label", label, "--network", net, "--endpoint-mode", "dnsrr",
+		"--constraint", "node.id=="+c.NodeID, "--env", "NODE={{.Node.Hostname}}", image,
+		"perl", "-MIO::Socket::INET", "-e",
+		`$s = IO::Socket::INET->new(LocalPort => 8080, Listen => 5, ReuseAddr => 1) or die "listen: $!";
+		 while ($c = $s->accept) { print $c "served by $ENV{NODE}\n"; close $c }`)
+	waitTask(t, ctx, docker, project+"-server", "Running")
+	// The client retries while the server's name is not yet in the overlay's DNS.
+	d("service", "create", "--detach", "--no-resolve-image", "--name", project+"-client", "--label", label,
+		"--container-label", label, "--network", net, "--mode", "replicated-job",
+		"--constraint", "node.id=="+sw.NodeID, "--env", "NODE={{.Node.Hostname}}", image,
+		"bash", "-c", `for i in $(seq 50); do
+			if exec 3<>/dev/tcp/`+project+`-server/8080; then echo "client on $NODE: $(cat <&3)"; exit 0; fi
+			sleep 0.2; done; exit 1`)
+	waitTask(t, ctx, docker, project+"-client", "Complete")
+
+	got := d("service", "logs", "--raw", project+"-client")
+	manager := d("node", "inspect", "--format", "{{.Description.Hostname}}", sw.NodeID)
+	want := fmt.Sprintf("client on %s: served by %s", manager, c.Hostname)
+	if !strings.Contains(got, want) {
+		t.Fatalf("client job said %q, want %q", got, want)
+	}
+	t.Logf("%s (node 1 -> node 2 over the overlay, across veth %s)", want, c.HostVeth)
+
+	removeProject(t, docker, project)
+	if err := c.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if pids := processesMentioning(c.Dir); len(pids) > 0 {
+		t.Errorf("Close left processes naming %s behind: %v", c.Dir, pids)
+	}
+	for _, check := range []struct{ what, cmd string }{
+		{"namespace", "ip netns list | grep -w " + c.Name},
+		{"veth", "ip -o link show " + c.HostVeth},
+		{"node", docker + " node ls --quiet --filter id=" + c.NodeID + " | grep ."},
+		{"cgroup", "ls -d /sys/fs/cgroup/*/" + c.Name},
+		{"directory", "ls -d " + c.Dir},
+	} {
+		if out, err := exec.Command("sh", "-c", check.cmd).CombinedOutput(); err == nil {
+			t.Errorf("Close left a %s behind: %s", check.what, out)
+		}
+	}
+}
+
+func waitTask(t *testing.T, ctx context.Context, docker, service, want string) {
+	t.Helper()
+	var last string
+	for ctx.Err() == nil {
+		out, _ := exec.CommandContext(ctx, docker, "service", "ps", "--no-trunc", "--format",
+			"{{.Node}} {{.CurrentState}} {{.Error}}", service).CombinedOutput()
+		last = strings.TrimSpace(string(out))
+		if strings.Contains(last, want) {
+			return
+		}
+		if strings.Contains(last, "Failed") || strings.Contains(last, "Rejected") {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("service %s never reached %s: %s", service, want, last)
+}
+
+// removeProject removes the test's services and networks, by its project label only.
+func removeProject(t *testing.T, docker, project string) {
+	t.Helper()
+	label := "label=protobench.project=" + project
+	if out, _ := exec.Command(docker, "service", "ls", "--quiet", "--filter", label).Output(); len(out) > 0 {
+		_ = exec.Command(docker, append([]string{"service", "rm"}, strings.Fields(string(out))...)...).Run()
+	}
+	for i := 0; i < 20; i++ {
+		out, _ := exec.Command(docker, "network", "ls", "--quiet", "--filter", label).Output()
+		if len(out) == 0 {
+			return
+		}
+		_ = exec.Command(docker, append([]string{"network", "rm"}, strings.Fields(string(out))...)...).Run()
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Errorf("networks labelled protobench.project=%s still there", project)
+}
