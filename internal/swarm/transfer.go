@@ -1,0 +1,228 @@
+package swarm
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// A tool runs as a replicated-job on whichever node the swarm picks, and a bind mount of the
+// results folder cannot reach a remote node. So the job carries its inputs in and its outputs
+// out itself:
+//
+//   - inputs (request bodies the tool reads) are swarm configs, mounted read-only at
+//     <RawDir>/<name>, where the tool finds them as under compose;
+//   - RawDir itself is a tmpfs the tool writes its files into;
+//   - the tool's command is wrapped in `sh -c`: the tool runs with its stdout and stderr in
+//     files, and when it ends the wrapper prints one tar of {stdout, stderr, exit code, the
+//     task's open-files limit, RawDir} to stdout, base64-encoded between two marker lines,
+//     and exits with the tool's own status.
+//
+// The runner reads that back with `docker service logs --raw`, which works for a task on any
+// node. Base64 lines are 76 characters: Docker splits log lines longer than 16 KiB, which could
+// otherwise corrupt a long line of a tool's own output (a JSON result on one line), and the
+// tool's bytes come back exactly, without the log driver's view of lines at all. The cost is a
+// third more bytes through the log and a tar and base64 after the measured window has closed.
+// The same path runs on one node, so the single-node tests exercise it.
+
+const (
+	transferBegin = "protobench-transfer-begin"
+	transferEnd   = "protobench-transfer-end"
+)
+
+// wrapperScript is the `sh -c` script around a tool; "$@" is the tool's program and arguments.
+// It needs sh, tar and base64 in the tool's image (every protobench image is Debian-based).
+func wrapperScript(rawDir string) string {
+	return `m=/tmp/.protobench-transfer.$$
+mkdir -p "$m" || exit 125
+"$@" >"$m/stdout" 2>"$m/stderr"
+code=$?
+echo "$code" >"$m/exit"
+ulimit -n >"$m/nofile"
+echo ` + transferBegin + `
+tar -cf - -C "$m" stdout stderr exit nofile -C / '` + strings.TrimPrefix(path.Clean(rawDir), "/") + `' | base64
+echo ` + transferEnd + `
+exit "$code"`
+}
+
+// Job is a run-once tool.
+type Job struct {
+	Spec ServiceSpec // Entrypoint and Args are the tool's program and its arguments
+	// RawDir is where the tool reads its inputs and writes its files ("/raw").
+	RawDir string
+	Inputs map[string][]byte // files put at RawDir/<name> before the tool starts
+}
+
+// JobResult is what a job's tool left.
+type JobResult struct {
+	Stdout, Stderr []byte
+	ExitCode       int
+	Files          map[string][]byte // the files the tool wrote under RawDir (inputs excluded), by name relative to it
+	Nofile         int               // the task's open-files limit (ulimit -n)
+	Task           Task
+}
+
+// WrapJob returns the service that runs j's tool inside the transfer wrapper.
+func WrapJob(j Job) (ServiceSpec, error) {
+	if j.RawDir == "" || !path.IsAbs(j.RawDir) || strings.ContainsAny(j.RawDir, "'\n") || path.Clean(j.RawDir) == "/" {
+		return ServiceSpec{}, fmt.Errorf("job %s: RawDir %q: want an absolute folder other than /", j.Spec.Name, j.RawDir)
+	}
+	spec := j.Spec
+	cmd := append(append([]string{}, spec.Entrypoint...), spec.Args...)
+	if len(cmd) == 0 {
+		return ServiceSpec{}, fmt.Errorf("job %s: no program to run", spec.Name)
+	}
+	spec.Mode = ModeJob
+	spec.RestartNone = true
+	spec.Entrypoint = []string{"/bin/sh"}
+	spec.Args = append([]string{"-c", wrapperScript(j.RawDir), "protobench-transfer"}, cmd...)
+	spec.Mounts = append(append([]Mount{}, spec.Mounts...), Mount{Target: path.Clean(j.RawDir)})
+	return spec, nil
+}
+
+// RunJob runs j to its end on the swarm and returns what its tool printed, its exit status and
+// the files it wrote. err is set when the tool's result could not be had (the task was rejected,
+// ctx ended, the transfer is missing); the job's service and configs are removed in every case.
+func (c *Client) RunJob(ctx context.Context, j Job) (JobResult, error) {
+	res := JobResult{ExitCode: -1}
+	spec, err := WrapJob(j)
+	if err != nil {
+		return res, err
+	}
+	var configs []string
+	defer func() {
+		cctx := context.WithoutCancel(ctx)
+		_ = c.RemoveService(cctx, spec.Name)
+		_ = c.RemoveConfigs(cctx, configs...)
+	}()
+	uid, gid, _ := strings.Cut(spec.User, ":")
+	for name, data := range j.Inputs {
+		cfg, err := c.CreateConfig(ctx, "in-"+name, data)
+		if err != nil {
+			return res, err
+		}
+		configs = append(configs, cfg)
+		spec.Configs = append(spec.Configs, ConfigMount{Config: cfg, Target: path.Join(j.RawDir, name), UID: uid, GID: gid})
+	}
+	if _, err := c.CreateService(ctx, spec); err != nil {
+		return res, err
+	}
+	task, err := c.WaitTask(ctx, spec.Name, Task.Terminal)
+	res.Task = task
+	if err != nil {
+		return res, err
+	}
+	if task.State != "complete" && task.State != "failed" {
+		// Rejected (no such image on the node, a mount source missing) or shut down: the tool
+		// never ran to an end.
+		return res, fmt.Errorf("job %s: task %s %s: %s", spec.Name, shortID(task.ID), task.State, taskReason(task))
+	}
+	stdout, stderr, err := c.Logs(ctx, spec.Name)
+	if err != nil {
+		return res, err
+	}
+	if err := unpackTransfer(stdout, j.Inputs, &res); err != nil {
+		return res, fmt.Errorf("job %s (task %s, exit %d): %w; the wrapper's stderr: %s", spec.Name, shortID(task.ID), task.ExitCode, err, lastLines(stderr, 3))
+	}
+	return res, nil
+}
+
+// unpackTransfer reads the marked base64 tar out of a job's log and fills res.
+func unpackTransfer(log []byte, inputs map[string][]byte, res *JobResult) error {
+	sc := bufio.NewScanner(bytes.NewReader(log))
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	var b64 strings.Builder
+	state := 0 // 0 before, 1 inside, 2 after
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		switch {
+		case state == 0 && line == transferBegin:
+			state = 1
+		case state == 1 && line == transferEnd:
+			state = 2
+		case state == 1:
+			b64.WriteString(strings.TrimSpace(line))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	switch state {
+	case 0:
+		return errors.New("no transfer in the job's log (the wrapper did not run to its end)")
+	case 1:
+		return errors.New("the transfer in the job's log is cut short")
+	}
+	data, err := base64.StdEncoding.DecodeString(b64.String())
+	if err != nil {
+		return fmt.Errorf("transfer: %w", err)
+	}
+	tr := tar.NewReader(bytes.NewReader(data))
+	res.Files = map[string][]byte{}
+	var sawExit bool
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("transfer: %w", err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			return fmt.Errorf("transfer: %w", err)
+		}
+		name := path.Clean(h.Name)
+		switch name {
+		case "stdout":
+			res.Stdout = b
+		case "stderr":
+			res.Stderr = b
+		case "exit":
+			n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				return fmt.Errorf("transfer: exit status %q", b)
+			}
+			res.ExitCode, sawExit = n, true
+		case "nofile":
+			res.Nofile, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		default:
+			// raw/<name>: the tool's files, relative to RawDir.
+			_, rel, ok := strings.Cut(name, "/")
+			if !ok {
+				continue
+			}
+			if _, isInput := inputs[rel]; isInput {
+				continue
+			}
+			res.Files[rel] = b
+		}
+	}
+	if !sawExit {
+		return errors.New("transfer: no exit status")
+	}
+	return nil
+}
+
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	s := strings.TrimSpace(strings.Join(lines, " | "))
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
