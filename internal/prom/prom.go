@@ -173,3 +173,61 @@ func (c *Client) WaitUntil(ctx context.Context, expr string, interval time.Durat
 		}
 	}
 }
+
+// Point is one stored sample.
+type Point struct {
+	T time.Time
+	V float64
+}
+
+// Series is one series of raw samples.
+type Series struct {
+	Labels map[string]string
+	Points []Point
+}
+
+// Samples returns the raw samples that selector's series stored in [start, end], with the
+// timestamps they were stored with. An instant query of a range selector returns them unchanged:
+// no rate, no extrapolation.
+func (c *Client) Samples(ctx context.Context, selector string, start, end time.Time) ([]Series, error) {
+	ms := end.Sub(start).Milliseconds()
+	if ms < 1 {
+		ms = 1
+	}
+	expr := fmt.Sprintf("%s[%dms]", selector, ms)
+	resultType, result, err := c.instant(ctx, expr, end)
+	var qe *QueryError
+	if errors.As(err, &qe) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("prometheus query %q: %w", expr, err)
+	}
+	if resultType != "matrix" {
+		return nil, fmt.Errorf("prometheus query %q: result type %q, want matrix", expr, resultType)
+	}
+	var raw []struct {
+		Metric map[string]string `json:"metric"`
+		Values [][2]any          `json:"values"`
+	}
+	if err := json.Unmarshal(result, &raw); err != nil {
+		return nil, fmt.Errorf("prometheus query %q: %w", expr, err)
+	}
+	out := make([]Series, 0, len(raw))
+	for _, s := range raw {
+		ser := Series{Labels: s.Metric, Points: make([]Point, 0, len(s.Values))}
+		for _, v := range s.Values {
+			ts, ok := v[0].(float64)
+			if !ok {
+				return nil, fmt.Errorf("prometheus query %q: timestamp %v is not a number", expr, v[0])
+			}
+			f, err := sampleValue(v[1])
+			if err != nil {
+				return nil, fmt.Errorf("prometheus query %q: %w", expr, err)
+			}
+			ser.Points = append(ser.Points, Point{T: time.Unix(0, int64(ts*1e9)), V: f})
+		}
+		out = append(out, ser)
+	}
+	return out, nil
+}
