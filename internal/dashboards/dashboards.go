@@ -38,7 +38,7 @@ func Overview() Dashboard {
 			"generator and k6; server-side rate and latency from the server's metrics; container CPU, "+
 			"throttling and memory from cAdvisor; host CPU. The variables select runs, steps, repeats, "+
 			"targets and tools on every panel.",
-		stepVariables(),
+		append(stepVariables(), nodeVariable()),
 		section{"Steps", 2, []Panel{
 			stepSummaryPanel(), stepTimelinePanel(),
 		}},
@@ -58,7 +58,7 @@ func Overview() Dashboard {
 			serverMemoryPanel(), toolCPUPanel(),
 		}},
 		section{"Host", 1, []Panel{
-			hostCPUPerCorePanel("", true),
+			hostCPUPerCorePanel(nodeMatcher, true),
 		}},
 	)
 	d.Annotations.List = append(d.Annotations.List, stepAnnotation())
@@ -81,7 +81,9 @@ func Host() Dashboard {
 	return dashboard(HostUID, "protobench host",
 		"The benchmark host from node-exporter: CPU per mode and per core, load, memory, network.",
 		[]Variable{
-			labelVariable("instance", "Instance", "node_uname_info", "", ".*"),
+			// node (swarm runs only: see nodeMatcher) narrows the instances.
+			labelVariable("node", "Node", "node_uname_info", "", ".*"),
+			labelVariable("instance", "Instance", "node_uname_info", nodeMatcher, ".*"),
 		},
 		section{"CPU", 2, []Panel{
 			hostCPUModesPanel(), hostCPUPerCorePanel(hostSelector, false),

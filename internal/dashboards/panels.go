@@ -95,9 +95,24 @@ var (
 // container_label_protobench_step).
 const containerLabelPrefix = "container_label_protobench_"
 
-// containerRole selects a step's server or its load tool (the protobench.role label).
+// containerRole selects a step's server or its load tool (the protobench.role label) on the
+// chosen nodes.
 func containerRole(role string) string {
-	return containerSelector + "," + containerLabelPrefix + `role="` + role + `"`
+	return containerSelector + "," + containerLabelPrefix + `role="` + role + `",` + nodeMatcher
+}
+
+// nodeMatcher keeps the series of the chosen swarm nodes. Under --engine swarm, Prometheus gives
+// every cAdvisor, node-exporter and server series a node label (the node's hostname); under
+// compose there is none. The variable's All value is ".*", which Grafana sends as it is, and
+// node=~".*" also matches a series without the label (an absent label matches as ""), so compose
+// series stay in every panel. A chosen node (or several, sent as (a|b)) matches only the series of
+// those nodes; compose offers no node to choose.
+const nodeMatcher = `node=~"$node"`
+
+// nodeVariable lists the nodes that ran the chosen steps' containers (cAdvisor's series of them),
+// so it follows the step variables like the panels do and is empty for a step that never ran.
+func nodeVariable() Variable {
+	return labelVariable("node", "Node", "container_cpu_usage_seconds_total", containerSelector, ".*")
 }
 
 // withStep joins a vector to the running step on `on` (empty: the one step running at the time),
@@ -410,18 +425,21 @@ func k6LatencyPanel() Panel {
 // labels their series with target (the compose service), and a target runs one step at a time.
 func serverSeries(expr string) string { return withStep(expr, "target") }
 
+// serverSelector selects the chosen targets' server series on the chosen nodes.
+const serverSelector = `target=~"$target",` + nodeMatcher
+
 func serverRequestRatePanel() Panel {
 	return timeseries("Server request rate",
 		"Requests per second as the server counts them, by method and code.",
 		unitReqPerSec,
-		q("sum by ("+byStep("protocol, method, code")+") ("+serverSeries(rate("protobench_server_requests_total", `target=~"$target"`))+")", "{{step}} {{target}} {{method}} {{code}}"),
+		q("sum by ("+byStep("protocol, method, code")+") ("+serverSeries(rate("protobench_server_requests_total", serverSelector))+")", "{{step}} {{target}} {{method}} {{code}}"),
 	)
 }
 
 func serverLatencyPanel() Panel {
 	quantile := func(phi string) string {
 		return "histogram_quantile(" + phi + ", sum by (le, " + byStep("protocol, method") + ") (" +
-			serverSeries(rate("protobench_server_request_duration_seconds_bucket", `target=~"$target"`)) + "))"
+			serverSeries(rate("protobench_server_request_duration_seconds_bucket", serverSelector)) + "))"
 	}
 	return timeseries("Server handling time p50 / p99",
 		"Time inside the server's handler: the part of the latency the protocol stack cannot blame "+
@@ -437,18 +455,20 @@ func serverMessagesPanel() Panel {
 		"Messages per second (left) and bytes per second (right) for message patterns such as "+
 			"ZeroMQ PUSH/PULL and PUB/SUB.",
 		unitOpsPerSec,
-		q("sum by ("+byStep("protocol, pattern")+") ("+serverSeries(rate("protobench_server_messages_total", `target=~"$target"`))+")", "msg/s {{step}} {{target}} {{pattern}}"),
-		q("sum by ("+byStep("protocol, pattern")+") ("+serverSeries(rate("protobench_server_message_bytes_total", `target=~"$target"`))+")", "bytes/s {{step}} {{target}} {{pattern}}"),
+		q("sum by ("+byStep("protocol, pattern")+") ("+serverSeries(rate("protobench_server_messages_total", serverSelector))+")", "msg/s {{step}} {{target}} {{pattern}}"),
+		q("sum by ("+byStep("protocol, pattern")+") ("+serverSeries(rate("protobench_server_message_bytes_total", serverSelector))+")", "bytes/s {{step}} {{target}} {{pattern}}"),
 	), "B", unitBytesPerS))
 }
 
 // --- Containers (cAdvisor) ---
 
-// containerBy keeps the step and target of a container series (cAdvisor's label names).
-var containerBy = containerLabelPrefix + "step, " + containerLabelPrefix + "target"
+// containerBy keeps the step and target of a container series (cAdvisor's label names), and the
+// swarm node: when a step's load is split over several client nodes, each part has its own cap,
+// so CPU against the cap is per node (compose series have no node, and group as before).
+var containerBy = containerLabelPrefix + "step, " + containerLabelPrefix + "target, node"
 
-// containerLegend names a container series by its step and target.
-const containerLegend = "{{container_label_protobench_step}} {{container_label_protobench_target}}"
+// containerLegend names a container series by its step, target and (swarm) node.
+const containerLegend = "{{container_label_protobench_step}} {{container_label_protobench_target}} {{node}}"
 
 // cpuCores is the CPU the selected containers used, in cores, per step and target.
 func cpuCores(sel string) string {
@@ -508,14 +528,15 @@ func toolCPUPanel() Panel {
 
 // --- Host (node-exporter) ---
 
-// hostCPUPerCorePanel shows each core's busy share; followSteps joins it to the running step (the
-// overview), so the step variables filter it like every other panel there.
+// hostCPUPerCorePanel shows each core's busy share per node (several nodes each have a core 0);
+// followSteps joins it to the running step (the overview), so the step variables filter it like
+// every other panel there.
 func hostCPUPerCorePanel(selector string, followSteps bool) Panel {
-	expr := `sum by (cpu) (` + rate("node_cpu_seconds_total", joinSel(`mode!="idle"`, selector)) + `)`
-	legend := "cpu {{cpu}}"
+	expr := `sum by (node, cpu) (` + rate("node_cpu_seconds_total", joinSel(`mode!="idle"`, selector)) + `)`
+	legend := "cpu {{cpu}} {{node}}"
 	if followSteps {
 		expr = withStep(expr, "")
-		legend = "cpu {{cpu}} {{step}} {{target}}"
+		legend = "cpu {{cpu}} {{node}} {{step}} {{target}}"
 	}
 	p := timeseries("Host CPU busy per core",
 		"Non-idle share of each core. Client and server sit on disjoint cpusets, so each should "+
@@ -532,7 +553,7 @@ func hostCPUModesPanel() Panel {
 		"Cores spent in each mode, idle excluded. High softirq points at network processing, "+
 			"high system at syscalls.",
 		unitCores,
-		q(`sum by (mode) (`+rate("node_cpu_seconds_total", joinSel(`mode!="idle"`, hostSelector))+`)`, "{{mode}}"),
+		q(`sum by (node, mode) (`+rate("node_cpu_seconds_total", joinSel(`mode!="idle"`, hostSelector))+`)`, "{{mode}} {{node}}"),
 	))
 }
 
@@ -561,8 +582,8 @@ func hostNetworkBytesPanel() Panel {
 	return timeseries("Host network throughput",
 		"Bytes per second per interface, loopback excluded.",
 		unitBytesPerS,
-		q("sum by (device) ("+rate("node_network_receive_bytes_total", sel)+")", "rx {{device}}"),
-		q("sum by (device) ("+rate("node_network_transmit_bytes_total", sel)+")", "tx {{device}}"),
+		q("sum by (node, device) ("+rate("node_network_receive_bytes_total", sel)+")", "rx {{device}} {{node}}"),
+		q("sum by (node, device) ("+rate("node_network_transmit_bytes_total", sel)+")", "tx {{device}} {{node}}"),
 	)
 }
 
@@ -571,9 +592,9 @@ func hostNetworkPacketsPanel() Panel {
 	return rightAxis(timeseries("Host network packets and drops",
 		"Packets per second per interface (left) and dropped or errored packets (right).",
 		unitPacketsPS,
-		q("sum by (device) ("+rate("node_network_receive_packets_total", sel)+" + "+rate("node_network_transmit_packets_total", sel)+")", "packets {{device}}"),
-		q("sum by (device) ("+rate("node_network_receive_drop_total", sel)+" + "+rate("node_network_transmit_drop_total", sel)+
-			" + "+rate("node_network_receive_errs_total", sel)+" + "+rate("node_network_transmit_errs_total", sel)+")", "drops+errors {{device}}"),
+		q("sum by (node, device) ("+rate("node_network_receive_packets_total", sel)+" + "+rate("node_network_transmit_packets_total", sel)+")", "packets {{device}} {{node}}"),
+		q("sum by (node, device) ("+rate("node_network_receive_drop_total", sel)+" + "+rate("node_network_transmit_drop_total", sel)+
+			" + "+rate("node_network_receive_errs_total", sel)+" + "+rate("node_network_transmit_errs_total", sel)+")", "drops+errors {{device}} {{node}}"),
 	), "B", unitPacketsPS)
 }
 
@@ -597,5 +618,5 @@ func joinSel(matchers ...string) string {
 	return strings.Join(kept, ",")
 }
 
-// hostSelector selects the host dashboard's node-exporter instance.
-const hostSelector = `instance=~"$instance"`
+// hostSelector selects the host dashboard's node-exporter instances on the chosen nodes.
+const hostSelector = nodeMatcher + `,instance=~"$instance"`
