@@ -15,6 +15,10 @@ const (
 	// FlagUnsaturated marks a closed-loop step where neither the server nor the load tool
 	// reached 90 % of its CPU cap: it measured round-trip latency, not capacity.
 	FlagUnsaturated = "unsaturated"
+	// FlagSharedCores marks a run whose server and load tool ran on one machine without
+	// disjoint cpusets (a swarm run on a single node: swarm has no cpuset), so that the two
+	// competed for the same cores within their CPU quotas.
+	FlagSharedCores = "shared_cores"
 )
 
 // Latency is a latency summary in milliseconds.
@@ -76,6 +80,11 @@ type Record struct {
 	Notes    []string `json:"notes,omitempty"`
 	RawFiles []string `json:"raw_files,omitempty"` // paths under raw/, relative to the results folder
 	Error    string   `json:"error,omitempty"`
+
+	// Engine is what ran the containers: compose or swarm. Placement says where, for swarm:
+	// "single-node", or the server's and the load tools' node hostnames.
+	Engine    string `json:"engine,omitempty"`
+	Placement string `json:"placement,omitempty"`
 
 	StartUnix float64 `json:"start_unix"` // measurement window, for Prometheus queries and Grafana links
 	EndUnix   float64 `json:"end_unix"`

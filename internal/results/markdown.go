@@ -226,6 +226,7 @@ var flagMeanings = []struct{ flag, meaning string }{
 	{record.FlagThrottled, "the server's cgroup was CFS-throttled during the run"},
 	{record.FlagUnsaturated, fmt.Sprintf("closed loop with neither the server nor the load tool at %d %% of its CPU cap: the figure is round-trip latency times the requests in flight, not either side's capacity", SaturatedPercent)},
 	{record.FlagNoisy, fmt.Sprintf("throughput CV across repeats above %.0f %%", NoisyCVMax*100)},
+	{record.FlagSharedCores, "server and load tool ran on one machine without disjoint cpusets (a single-node swarm: swarm has no cpuset), so they competed for the same cores within their CPU quotas"},
 }
 
 func writeFlagNotes(b *bytes.Buffer, s *Summary) {

@@ -36,6 +36,10 @@ type teardown struct {
 	docker  string
 	log     io.Writer
 
+	// hint, when set, replaces the compose wording of what is left and how to remove it (a
+	// swarm run leaves services, a network and configs).
+	hint string
+
 	mu    sync.Mutex
 	seen  map[string]string // container ID -> what it is
 	armed bool
@@ -123,6 +127,10 @@ func (t *teardown) leftBehind(cause error) {
 	reason := "docker did not answer"
 	if cause != nil {
 		reason = firstLineOf(cause.Error())
+	}
+	if t.hint != "" {
+		fmt.Fprintf(t.log, "protobench: cleanup stopped after at most %s (%s); left behind: %s\n", cleanupDeadline, reason, t.hint)
+		return
 	}
 	fmt.Fprintf(t.log, "protobench: cleanup stopped after at most %s (%s); left behind: the containers of compose project %q",
 		cleanupDeadline, reason, t.project)

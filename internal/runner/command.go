@@ -52,6 +52,7 @@ func parseRunFlagsSet(args []string, stderr io.Writer) (Options, map[string]bool
 	fs.BoolVar(&o.DryRun, "dry-run", false, "print the plan and the commands; start nothing")
 	fs.StringVar(&o.Resume, "resume", "", "results folder of an interrupted run to continue")
 	addStackFlags(fs, &o.Project, &o.Docker)
+	fs.StringVar(&o.Engine, "engine", EngineCompose, "what runs the containers: compose (this machine) or swarm (the Docker Swarm the docker CLI points at; nodes labelled protobench.role=server|client|monitor)")
 	fs.BoolVar(&o.Publish, "publish", os.Getenv("PROTOBENCH_PROMETHEUS_PORT") != "" || os.Getenv("PROTOBENCH_GRAFANA_PORT") != "",
 		"publish Prometheus and Grafana on 127.0.0.1 (ports PROTOBENCH_PROMETHEUS_PORT, default 9090, and PROTOBENCH_GRAFANA_PORT, default 3000; setting either implies --publish)")
 	if err := fs.Parse(rest); err != nil {
@@ -71,6 +72,18 @@ func parseRunFlagsSet(args []string, stderr io.Writer) (Options, map[string]bool
 	}
 	if err := checkProjectName(o.Project); err != nil {
 		return o, nil, err
+	}
+	switch o.Engine {
+	case EngineCompose:
+	case EngineSwarm:
+		if o.Publish {
+			return o, nil, errors.New("--publish works with --engine compose only: on a swarm the runner reaches Prometheus without a published port")
+		}
+		if o.KeepUp {
+			return o, nil, errors.New("--keep-up works with --engine compose only: a swarm run removes its services at the end")
+		}
+	default:
+		return o, nil, fmt.Errorf("--engine %q: want compose or swarm", o.Engine)
 	}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	o.Scenario = name

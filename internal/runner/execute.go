@@ -40,6 +40,10 @@ type RunInfo struct {
 	GrafanaURL     string          `json:"grafana_url,omitempty"`
 	ComposeProject string          `json:"compose_project,omitempty"`
 	PlanFlags      *PlanFlags      `json:"plan_flags,omitempty"`
+	// Engine ran the containers: compose (empty in older folders) or swarm; Swarm describes
+	// the swarm's nodes, network and placement.
+	Engine string     `json:"engine,omitempty"`
+	Swarm  *SwarmInfo `json:"swarm,omitempty"`
 	// Resumes are the later sessions that continued this run; the fields above stay as the
 	// first session wrote them.
 	Resumes []Resume `json:"resumes,omitempty"`
@@ -65,6 +69,11 @@ type environment struct {
 	located *[2]string
 	// daemonLost says why Docker is considered gone (nil while it answers).
 	daemonLost func() error
+	// engine is EngineCompose or EngineSwarm. annotate, when set, adds what the engine knows of
+	// a run to its record (where it ran); describe adds the engine's part of run.json at the end.
+	engine   string
+	annotate func(rec *record.Record)
+	describe func(ctx context.Context, info *RunInfo)
 }
 
 // execute runs a plan in an environment whose images exist, and returns the results folder.
@@ -106,7 +115,7 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 		ComposeVersion: env.composeVersion, Images: env.images.Sorted(), Layout: plan.Layout,
 		ServerKnobs: map[string]any{}, Notes: plan.Notes,
 		PrometheusURL: env.prometheusURL, GrafanaURL: env.grafanaURL,
-		ComposeProject: opts.Project, PlanFlags: &pf,
+		ComposeProject: opts.Project, PlanFlags: &pf, Engine: env.engine,
 	}
 	info.Host.ComposeVersion = env.composeVersion
 	for _, r := range plan.Runs {
@@ -135,6 +144,9 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 	}
 	// From here on, whatever happens, the folder ends with every record measured and a summary.
 	finish := func(runErr error) (string, error) {
+		if env.describe != nil && env.previous == nil {
+			env.describe(ctx, &info)
+		}
 		if err := writeInfo(); err != nil && runErr == nil {
 			runErr = err
 		}
@@ -215,6 +227,9 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 			env.timing.add(r, i == len(plan.Runs)-1)
 		}
 		rec := steps.run(ctx, plan, r)
+		if env.annotate != nil {
+			env.annotate(&rec)
+		}
 		if ctx.Err() != nil && rec.Error == "" {
 			// A signal between the tool's end and the CPU reading leaves the figures
 			// incomplete: the run is kept, but not counted as done.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/protobench/protobench/internal/compose"
 	"github.com/protobench/protobench/internal/images"
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/scenario"
 	"github.com/protobench/protobench/internal/targets"
@@ -182,6 +183,19 @@ func runCommand(sigs *signals, opts Options, given map[string]bool) int {
 	}
 	env.located = &[2]string{}
 	env.timing = &runTiming{}
+	env.engine = EngineCompose
+	env.annotate = func(r *record.Record) { r.Engine = EngineCompose }
+	if opts.Engine == EngineSwarm {
+		if _, err := useSwarm(ctx, opts, root, stack, td, set, &env, stdout, stderr); err != nil {
+			fmt.Fprintln(stderr, "protobench:", err)
+			if ctx.Err() == nil {
+				td.run(sigs.hurry)
+				return 2
+			}
+			td.run(sigs.hurry)
+			return 1
+		}
+	}
 	dir, err := execute(ctx, opts, plan, env)
 	env.prometheusURL, env.grafanaURL = env.located[0], env.located[1]
 	interrupted := sigs.received() != nil || ctx.Err() != nil
@@ -340,6 +354,9 @@ func portSetting(env, def string) string {
 func dryRun(ctx context.Context, opts Options, plan *scenario.Plan) int {
 	if err := plan.Print(opts.Stdout); err != nil {
 		return 1
+	}
+	if opts.Engine == EngineSwarm {
+		fmt.Fprintln(opts.Stdout, "\n(--engine swarm: each container below becomes a swarm service made from the same compose service; the compose commands show what it runs)")
 	}
 	copts := compose.Options{Dir: filepath.Join(opts.RepoRoot, "compose"), DryRun: true, Log: opts.Stdout, ProjectName: opts.Project, Docker: opts.Docker}
 	if opts.Publish {

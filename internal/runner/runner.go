@@ -45,6 +45,7 @@ type Options struct {
 	Project      string // compose project name
 	Publish      bool   // publish Prometheus and Grafana on 127.0.0.1
 	Docker       string // the docker CLI
+	Engine       string // EngineCompose (default) or EngineSwarm
 	Stdout       io.Writer
 	Stderr       io.Writer
 }

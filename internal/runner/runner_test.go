@@ -24,17 +24,20 @@ func TestParseRunFlags(t *testing.T) {
 		want    Options
 		wantErr string
 	}{
-		{"name first", []string{"grpc-vs-rest", "--quick", "--repeat", "2"}, Options{Scenario: "grpc-vs-rest", Quick: true, Repeat: 2}, ""},
-		{"name after flags", []string{"--only", "getuser", "smoke"}, Options{Scenario: "smoke", Only: "getuser"}, ""},
-		{"tools list", []string{"smoke", "--tools", "ghz,wrk"}, Options{Scenario: "smoke", Tools: []string{"ghz", "wrk"}}, ""},
-		{"file path", []string{"./my/scenario.yaml", "--keep-up", "--out", "/tmp/x"}, Options{Scenario: "./my/scenario.yaml", KeepUp: true, OutDir: "/tmp/x"}, ""},
-		{"resume without name", []string{"--resume", "results/x"}, Options{Resume: "results/x"}, ""},
+		{"name first", []string{"grpc-vs-rest", "--quick", "--repeat", "2"}, Options{Scenario: "grpc-vs-rest", Quick: true, Repeat: 2, Engine: EngineCompose}, ""},
+		{"name after flags", []string{"--only", "getuser", "smoke"}, Options{Scenario: "smoke", Only: "getuser", Engine: EngineCompose}, ""},
+		{"tools list", []string{"smoke", "--tools", "ghz,wrk"}, Options{Scenario: "smoke", Tools: []string{"ghz", "wrk"}, Engine: EngineCompose}, ""},
+		{"file path", []string{"./my/scenario.yaml", "--keep-up", "--out", "/tmp/x"}, Options{Scenario: "./my/scenario.yaml", KeepUp: true, OutDir: "/tmp/x", Engine: EngineCompose}, ""},
+		{"resume without name", []string{"--resume", "results/x"}, Options{Resume: "results/x", Engine: EngineCompose}, ""},
 		{"no scenario", []string{"--quick"}, Options{}, "name a scenario"},
 		{"two scenarios", []string{"a", "b"}, Options{}, `unexpected argument "b"`},
 		{"bad flag", []string{"smoke", "--fast"}, Options{}, "flag provided but not defined"},
 		{"bad repeat", []string{"smoke", "--repeat", "x"}, Options{}, "invalid value"},
-		{"project", []string{"smoke", "--project", "pb-2", "--publish"}, Options{Scenario: "smoke", Publish: true}, ""},
+		{"project", []string{"smoke", "--project", "pb-2", "--publish"}, Options{Scenario: "smoke", Publish: true, Engine: EngineCompose}, ""},
 		{"bad project", []string{"smoke", "--project", "My Stack"}, Options{}, "--project"},
+		{"swarm", []string{"smoke", "--engine", "swarm"}, Options{Scenario: "smoke", Engine: EngineSwarm}, ""},
+		{"bad engine", []string{"smoke", "--engine", "k8s"}, Options{}, "want compose or swarm"},
+		{"swarm publish", []string{"smoke", "--engine", "swarm", "--publish"}, Options{}, "--publish works with --engine compose only"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

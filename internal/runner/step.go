@@ -43,6 +43,13 @@ type OneOff struct {
 	// Limit bounds the whole run: warm-up + duration + a margin. A tool still running then
 	// (hung, paused) is stopped and its container removed.
 	Limit time.Duration
+	// Inputs are the files under raw/ the tool reads (tool.InputFiler), by base name: a stack
+	// whose tools cannot mount raw/ (swarm) hands them over itself.
+	Inputs []string
+	// Parts, when set, divides the tool's load among n generators (several client nodes of a
+	// swarm): each part's arguments, and merge, which turns the parts' files (by base name)
+	// into the files one generator would have written. nil: the tool's load cannot be split.
+	Parts func(n int) (args [][]string, merge func(files map[string][]byte) (map[string][]byte, error), err error)
 }
 
 // Meter reads what cAdvisor saw of a service over a window.
@@ -462,6 +469,13 @@ func (s *stepRunner) oneOff(a tool.Adapter, env map[string]string, inv tool.Invo
 	if p, ok := a.(tool.Programmer); ok {
 		o.Entrypoint = p.Program()
 	}
+	if f, ok := a.(tool.InputFiler); ok {
+		for name := range f.InputFiles(inv) {
+			o.Inputs = append(o.Inputs, filepath.Base(name))
+		}
+		sort.Strings(o.Inputs)
+	}
+	o.Parts = splitter(a, inv)
 	return o
 }
 

@@ -269,6 +269,17 @@ func (c *Client) CreateService(ctx context.Context, spec ServiceSpec) (string, e
 	return strings.TrimSpace(out), nil
 }
 
+// StopService scales a replicated service to no tasks and waits until its task has stopped, on
+// whichever node it ran: `service rm` alone returns while the container is still stopping, and
+// a server still shutting down would share the node with the next run's.
+func (c *Client) StopService(ctx context.Context, name string) error {
+	if _, err := c.run(ctx, "service", "scale", "--detach", name+"=0"); err != nil {
+		return err
+	}
+	_, err := c.WaitTask(ctx, name, Task.Terminal)
+	return err
+}
+
 // RemoveService removes a service (its tasks' containers go with it); a missing one is no error.
 func (c *Client) RemoveService(ctx context.Context, name string) error {
 	out, err := c.run(ctx, "service", "rm", name)
@@ -582,4 +593,10 @@ func sanitize(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// Output runs any docker CLI command and returns its stdout; an error carries stderr's first
+// line.
+func (c *Client) Output(ctx context.Context, args ...string) (string, error) {
+	return c.run(ctx, args...)
 }
