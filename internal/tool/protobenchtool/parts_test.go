@@ -3,7 +3,9 @@ package protobenchtool
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -207,5 +209,96 @@ func TestParsePartsMissing(t *testing.T) {
 	rec, err := Adapter{}.Parse(inv, raw)
 	if err != nil || rec.Requests == 0 {
 		t.Errorf("Parse of one part = %d requests, %v", rec.Requests, err)
+	}
+}
+
+// TestMeasureSplit is a measurement, not a check: one generator at the step's connections
+// against two generators with half of them each, run as separate `protobench load` processes
+// at the same time and merged, alternating, against one real gRPC server. It logs req/s and
+// p99 of both, and the average of the parts' p99 beside the merged one. It only runs when asked:
+//
+//	go build -o /tmp/protobench ./cmd/protobench
+//	PROTOBENCH_MEASURE_SPLIT=1 PROTOBENCH_BIN=/tmp/protobench taskset -c 0 \
+//	    go test -count=1 -v -run TestMeasureSplit ./internal/tool/protobenchtool
+//
+// With `taskset -c 0` the test process (the server) runs on core 0 and the generators are
+// pinned to the last core, so both variants get the same client CPU.
+func TestMeasureSplit(t *testing.T) {
+	if os.Getenv("PROTOBENCH_MEASURE_SPLIT") == "" {
+		t.Skip("set PROTOBENCH_MEASURE_SPLIT=1 and PROTOBENCH_BIN to measure one generator against two merged halves")
+	}
+	bin := os.Getenv("PROTOBENCH_BIN")
+	if bin == "" {
+		t.Fatal("PROTOBENCH_BIN must name the protobench binary")
+	}
+	repeats := 3
+	if s := os.Getenv("PROTOBENCH_MEASURE_REPEATS"); s != "" {
+		if _, err := fmt.Sscan(s, &repeats); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The generators' core: the machine's last, whatever this process is pinned to (NumCPU
+	// counts only the cores this process may use).
+	pin := []string{}
+	if p, err := exec.LookPath("taskset"); err == nil {
+		if b, err := os.ReadFile("/sys/devices/system/cpu/online"); err == nil {
+			online := strings.TrimSpace(string(b))
+			last := online[strings.LastIndexAny(online, "-,")+1:]
+			pin = []string{p, "-c", last}
+		}
+	}
+	step := tool.Invocation{Target: "grpc", Scheme: "grpc", Method: "GetUser", Model: "closed", Connections: 8, Concurrency: 8,
+		Address: servertest.Start(t, servertest.GRPC).Main, Warmup: 2 * time.Second, Duration: 10 * time.Second}
+	run := func(invs []tool.Invocation) tool.Raw {
+		var wg sync.WaitGroup
+		for _, inv := range invs {
+			args := Adapter{}.Args(inv)
+			for j := range args {
+				if args[j] == MetricsListen {
+					args[j] = "127.0.0.1:0"
+				}
+			}
+			argv := append(append(append([]string{}, pin...), bin), args...)
+			cmd := exec.Command(argv[0], argv[1:]...)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Errorf("%v: %v: %s", cmd.Args, err, out)
+				}
+			}()
+		}
+		wg.Wait()
+		raw := tool.Raw{Files: map[string][]byte{}}
+		matches, _ := filepath.Glob(filepath.Join(invs[0].RawDir, "*"))
+		for _, m := range matches {
+			b, _ := os.ReadFile(m)
+			raw.Files[filepath.Base(m)] = b
+		}
+		return raw
+	}
+	t.Logf("%s %d×%d, %s + %s warm-up, generators on %v", step.Method, step.Connections, step.Concurrency, step.Duration, step.Warmup, pin)
+	t.Logf("%-7s %-6s %10s %9s %20s %s", "repeat", "run", "req/s", "p99 ms", "parts' p99 avg ms", "notes")
+	for i := 1; i <= repeats; i++ {
+		one := step
+		one.RawDir, one.RawPrefix = t.TempDir(), "one"
+		raw := run([]tool.Invocation{one})
+		rec, err := Adapter{}.Parse(one, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%-7d %-6s %10.0f %9.3f %20s", i, "one", rec.ThroughputRPS, rec.LatencyMs.P99, "")
+
+		two := step
+		two.RawDir, two.RawPrefix = t.TempDir(), "two"
+		raw = run(tool.Split(two, 2))
+		m, err := MergeParts(two, 2, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		avg := (m.Parts.Parts[0].LatencyP99Ms + m.Parts.Parts[1].LatencyP99Ms) / 2
+		t.Logf("%-7d %-6s %10.0f %9.3f %20.3f parts %.0f+%.0f req/s, p99 %.3f/%.3f, start spread %.3f s",
+			i, "halves", m.ThroughputRPS, m.LatencyMs.P99, avg, m.Parts.Parts[0].ThroughputRPS, m.Parts.Parts[1].ThroughputRPS,
+			m.Parts.Parts[0].LatencyP99Ms, m.Parts.Parts[1].LatencyP99Ms, m.Parts.StartSpreadS)
 	}
 }
