@@ -121,12 +121,13 @@ func Merge(parts []*Result) (*Result, error) {
 	info := &MergeInfo{Count: len(parts), SeriesLatency: seriesLatencyNote}
 	var errs, schedules, warnings []string
 	flags := map[string]bool{}
-	sameConcurrency := true
+	// Concurrency is the first part's, the largest (tool.Split gives remainders to the first
+	// parts); when the parts' differ, connections × concurrency is no longer the requests in
+	// flight, and Topology says how they sat.
+	r.Concurrency = first.Concurrency
 	var shapes []string
 	for i, p := range parts {
 		r.Connections += p.Connections
-		r.Concurrency = max(r.Concurrency, p.Concurrency)
-		sameConcurrency = sameConcurrency && p.Concurrency == first.Concurrency
 		shapes = append(shapes, fmt.Sprintf("%d×%d", p.Connections, p.Concurrency))
 		r.Rate += p.Rate
 		r.Requests += p.Requests
@@ -171,11 +172,6 @@ func Merge(parts []*Result) (*Result, error) {
 	}
 	r.Rate = round3(r.Rate)
 	r.ClientCPUSeconds = round3(r.ClientCPUSeconds)
-	if !sameConcurrency {
-		// Connections × concurrency no longer multiplies out to the requests in flight: say
-		// how they sat.
-		r.Concurrency = first.Concurrency
-	}
 	r.Topology = fmt.Sprintf("%d clients: %s", len(parts), strings.Join(shapes, " + "))
 	r.MethodMix = mergeMix(parts)
 	r.Schedule = strings.Join(schedules, " + ")

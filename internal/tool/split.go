@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/protobench/protobench/internal/record"
 )
 
 // PartLabel is the label Split adds to each part's Labels: the part's number, 1 to n.
@@ -14,6 +16,34 @@ const PartLabel = "part"
 // PartPrefix is the RawPrefix of part k (1-based) of an invocation whose RawPrefix is prefix:
 // each part writes its own files, and the run's files and the parts' share the run's prefix.
 func PartPrefix(prefix string, k int) string { return prefix + ".part" + strconv.Itoa(k) }
+
+// PartsMerger is implemented by tools whose results can be merged when several generators
+// share one step: their output keeps what a merge needs (full histograms, not percentiles).
+// Other tools cannot share a step, since their percentiles would have to be averaged.
+type PartsMerger interface {
+	// ParseParts is Parse for a step split into n parts (Split(inv, n)): the record of the
+	// merged result. inv is the step's invocation, not a part's; raw.Files holds every part's
+	// files by base name.
+	ParseParts(inv Invocation, n int, raw Raw) (record.Record, error)
+	// MergedFiles are the merged result's files, named as the files a single run of inv writes
+	// (keyed by base name), for the runner to keep beside the parts' files in raw/.
+	MergedFiles(inv Invocation, n int, raw Raw) (map[string][]byte, error)
+}
+
+// SplitFor is Split for a tool: the parts, or why the tool cannot share this step among n
+// generators (it cannot merge parts, or CheckSplit refuses the step).
+func SplitFor(a Adapter, inv Invocation, n int) ([]Invocation, error) {
+	if n <= 1 {
+		return []Invocation{inv}, nil
+	}
+	if _, ok := a.(PartsMerger); !ok {
+		return nil, fmt.Errorf("%s cannot share a step among %d clients: its results cannot be merged without averaging percentiles", a.Name(), n)
+	}
+	if err := CheckSplit(inv, n); err != nil {
+		return nil, err
+	}
+	return Split(inv, n), nil
+}
 
 // CheckSplit reports why the invocation cannot be shared by n load generators without changing
 // the step, or nil. A step can be split when every part keeps at least one connection with at

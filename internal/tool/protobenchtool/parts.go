@@ -17,6 +17,18 @@ import (
 // them (loadgen.Merge, loadgen.MergeTimeseries) into what one generator running the whole step
 // would have written.
 
+// ParseParts implements tool.PartsMerger (see the package function ParseParts).
+func (Adapter) ParseParts(inv tool.Invocation, n int, raw tool.Raw) (record.Record, error) {
+	return ParseParts(inv, n, raw)
+}
+
+// MergedFiles implements tool.PartsMerger (see the package function MergedFiles).
+func (Adapter) MergedFiles(inv tool.Invocation, n int, raw tool.Raw) (map[string][]byte, error) {
+	return MergedFiles(inv, n, raw)
+}
+
+var _ tool.PartsMerger = Adapter{}
+
 // ParseParts is Parse for a step split into n parts: the record of the merged result. inv is
 // the step's invocation, the one tool.Split divided (not a part). Every part must have written
 // its result: a step measured on part of its load is not the step. A part's own error (a lost

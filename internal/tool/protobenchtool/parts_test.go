@@ -17,6 +17,7 @@ import (
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/servertest"
 	"github.com/protobench/protobench/internal/tool"
+	_ "github.com/protobench/protobench/internal/tool/ghz" // a tool that cannot merge parts, for TestSplitFor
 )
 
 // runParts runs the real generator once per part, all at once (in process, through the Command
@@ -300,5 +301,26 @@ func TestMeasureSplit(t *testing.T) {
 		t.Logf("%-7d %-6s %10.0f %9.3f %20.3f parts %.0f+%.0f req/s, p99 %.3f/%.3f, start spread %.3f s",
 			i, "halves", m.ThroughputRPS, m.LatencyMs.P99, avg, m.Parts.Parts[0].ThroughputRPS, m.Parts.Parts[1].ThroughputRPS,
 			m.Parts.Parts[0].LatencyP99Ms, m.Parts.Parts[1].LatencyP99Ms, m.Parts.StartSpreadS)
+	}
+}
+
+// TestSplitFor: the generator can share a step, a tool whose output holds only percentiles
+// cannot, and a step the split refuses says why.
+func TestSplitFor(t *testing.T) {
+	inv := tool.Invocation{Target: "grpc", Scheme: "grpc", Method: "GetUser", Model: "closed", Connections: 4, Concurrency: 2, RawPrefix: "r"}
+	parts, err := tool.SplitFor(Adapter{}, inv, 2)
+	if err != nil || len(parts) != 2 || parts[1].RawPrefix != "r.part2" {
+		t.Errorf("SplitFor(protobench) = %+v, %v", parts, err)
+	}
+	ghz, ok := tool.Lookup("ghz")
+	if !ok {
+		t.Fatal("ghz is not registered")
+	}
+	if _, err := tool.SplitFor(ghz, inv, 2); err == nil || !strings.Contains(err.Error(), "averaging percentiles") {
+		t.Errorf("SplitFor(ghz) = %v, want a refusal", err)
+	}
+	inv.Connections, inv.Concurrency = 1, 1
+	if _, err := tool.SplitFor(Adapter{}, inv, 2); err == nil || !strings.Contains(err.Error(), "in flight") {
+		t.Errorf("SplitFor(1×1) = %v, want a refusal", err)
 	}
 }
