@@ -257,19 +257,30 @@ func (c *Cluster) prepare(ctx context.Context, o Options) error {
 	// In a mount namespace of its own (slave, so nothing propagates back): bind the cgroup tree
 	// aside, mount the namespace's sysfs, bind the cgroup tree back, set the hostname, and
 	// become dockerd. nsenter, unshare and sh exec in turn, so the PID is dockerd's.
+	//
+	// Services that bind-mount the docker socket or data root (cAdvisor, Prometheus' service
+	// discovery) must find the second daemon's there, as on a host of its own: /run gets a
+	// tmpfs of its own in the namespace, where the daemon listens on /run/docker.sock besides
+	// Dir/docker.sock (the one the host reaches), and the data root is bound over
+	// /var/lib/docker. The daemon's own paths all stay under Dir, so if a mount failed it could
+	// still never use the machine daemon's.
 	cg := filepath.Join(dir, "cgroup")
+	data := filepath.Join(dir, "data")
 	script := strings.Join([]string{
 		"set -e",
 		"mount --rbind /sys/fs/cgroup " + cg,
 		"mount -t sysfs sysfs /sys",
 		"mount --rbind " + cg + " /sys/fs/cgroup",
 		"umount -l " + cg,
+		"mount -t tmpfs -o mode=755 tmpfs /run",
+		"ln -s /dev/shm /run/shm",
+		"mount --bind " + data + " /var/lib/docker",
 		"hostname " + c.Hostname,
 		"exec dockerd --config-file " + cfgPath +
-			" --data-root " + filepath.Join(dir, "data") +
+			" --data-root " + data +
 			" --exec-root " + filepath.Join(dir, "exec") +
 			" --pidfile " + filepath.Join(dir, "docker.pid") +
-			" -H " + c.DockerHost,
+			" -H " + c.DockerHost + " -H unix:///run/docker.sock",
 	}, "\n")
 	logPath := filepath.Join(dir, "dockerd.log")
 	logFile, err := os.Create(logPath)

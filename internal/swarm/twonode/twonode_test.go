@@ -73,6 +73,18 @@ func TestServerOnNodeTwoClientOnNodeOne(t *testing.T) {
 	}
 	t.Logf("%s (node 1 -> node 2 over the overlay, across veth %s)", want, c.HostVeth)
 
+	// A task on node 2 that mounts the docker socket, as cAdvisor does, talks to node 2's daemon.
+	d("service", "create", "--detach", "--no-resolve-image", "--name", project+"-sock", "--label", label,
+		"--container-label", label, "--mode", "replicated-job", "--constraint", "node.id=="+c.NodeID,
+		"--mount", "type=bind,source=/var/run/docker.sock,target=/var/run/docker.sock,readonly", image,
+		"perl", "-MIO::Socket::UNIX", "-e",
+		`$s = IO::Socket::UNIX->new(Peer => "/var/run/docker.sock") or die "connect: $!";
+		 print $s "GET /info HTTP/1.0\r\n\r\n"; while (<$s>) { print "daemon name: $1\n" if /"Name":"([^"]*)","Labels"/ }`)
+	waitTask(t, ctx, docker, project+"-sock", "Complete")
+	if got, want := d("service", "logs", "--raw", project+"-sock"), "daemon name: "+c.Hostname; !strings.Contains(got, want) {
+		t.Errorf("a task on node 2 mounting /var/run/docker.sock said %q, want %q", got, want)
+	}
+
 	removeProject(t, docker, project)
 	if err := c.Close(ctx); err != nil {
 		t.Fatalf("Close: %v", err)
