@@ -279,16 +279,16 @@ func TestMeasureSplit(t *testing.T) {
 		return raw
 	}
 	t.Logf("%s %d×%d, %s + %s warm-up, generators on %v", step.Method, step.Connections, step.Concurrency, step.Duration, step.Warmup, pin)
-	t.Logf("%-7s %-6s %10s %9s %20s %s", "repeat", "run", "req/s", "p99 ms", "parts' p99 avg ms", "notes")
+	t.Logf("%-7s %-6s %10s %9s %9s %20s %s", "repeat", "run", "req/s", "p99 ms", "cpu µs/req", "parts' p99 avg ms", "notes")
 	for i := 1; i <= repeats; i++ {
 		one := step
 		one.RawDir, one.RawPrefix = t.TempDir(), "one"
 		raw := run([]tool.Invocation{one})
-		rec, err := Adapter{}.Parse(one, raw)
+		res, err := Decode(bytes.NewReader(raw.Files[ResultFile(one)]))
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%-7d %-6s %10.0f %9.3f %20s", i, "one", rec.ThroughputRPS, rec.LatencyMs.P99, "")
+		t.Logf("%-7d %-6s %10.0f %9.3f %9.1f %20s", i, "one", res.ThroughputRPS, res.LatencyMs.P99, cpuPerRequest(res), "")
 
 		two := step
 		two.RawDir, two.RawPrefix = t.TempDir(), "two"
@@ -298,10 +298,18 @@ func TestMeasureSplit(t *testing.T) {
 			t.Fatal(err)
 		}
 		avg := (m.Parts.Parts[0].LatencyP99Ms + m.Parts.Parts[1].LatencyP99Ms) / 2
-		t.Logf("%-7d %-6s %10.0f %9.3f %20.3f parts %.0f+%.0f req/s, p99 %.3f/%.3f, start spread %.3f s",
-			i, "halves", m.ThroughputRPS, m.LatencyMs.P99, avg, m.Parts.Parts[0].ThroughputRPS, m.Parts.Parts[1].ThroughputRPS,
+		t.Logf("%-7d %-6s %10.0f %9.3f %9.1f %20.3f parts %.0f+%.0f req/s, p99 %.3f/%.3f, start spread %.3f s",
+			i, "halves", m.ThroughputRPS, m.LatencyMs.P99, cpuPerRequest(m), avg, m.Parts.Parts[0].ThroughputRPS, m.Parts.Parts[1].ThroughputRPS,
 			m.Parts.Parts[0].LatencyP99Ms, m.Parts.Parts[1].LatencyP99Ms, m.Parts.StartSpreadS)
 	}
+}
+
+// cpuPerRequest is the generators' CPU time per request in microseconds.
+func cpuPerRequest(r *loadgen.Result) float64 {
+	if r.Requests == 0 {
+		return 0
+	}
+	return 1e6 * r.ClientCPUSeconds / float64(r.Requests)
 }
 
 // TestSplitFor: the generator can share a step, a tool whose output holds only percentiles
