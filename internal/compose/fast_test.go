@@ -12,6 +12,7 @@ import (
 
 	"github.com/protobench/protobench/internal/compose"
 	"github.com/protobench/protobench/internal/images"
+	"github.com/protobench/protobench/internal/swarm/swarmtest"
 )
 
 func TestParseConfigBothShapes(t *testing.T) {
@@ -71,6 +72,7 @@ func TestFastPathAgainstCompose(t *testing.T) {
 	if _, err := compose.CheckDocker(context.Background(), "docker"); errors.Is(err, compose.ErrDockerUnreachable) {
 		t.Skipf("docker unreachable: %v", err)
 	}
+	swarmtest.ComposeStack(t)
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/protobench/protobench/internal/compose"
 	"github.com/protobench/protobench/internal/images"
+	"github.com/protobench/protobench/internal/swarm/swarmtest"
 )
 
 // TestStackWithEveryCompose brings up Prometheus, cAdvisor and the gRPC server from the real
@@ -28,6 +29,7 @@ func TestStackWithEveryCompose(t *testing.T) {
 	if _, err := compose.CheckDocker(context.Background(), "docker"); errors.Is(err, compose.ErrDockerUnreachable) {
 		t.Skipf("docker unreachable: %v", err)
 	}
+	swarmtest.ComposeStack(t)
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)

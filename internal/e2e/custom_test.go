@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/swarm/swarmtest"
 )
 
 // customScenario declares our own Python gRPC server as a user's target under another name: built
@@ -45,6 +46,7 @@ steps:
 
 func TestCustomTargetEndToEnd(t *testing.T) {
 	bin, root := requireE2E(t, "a custom target through the compose stack")
+	swarmtest.ComposeStack(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	run := func(ctx context.Context, args ...string) (string, error) {

@@ -17,6 +17,7 @@ import (
 	"github.com/protobench/protobench/internal/prom"
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/swarm/swarmtest"
 )
 
 // The fault tests run the real CLI against the real stack, each in its own compose project, and
@@ -59,6 +60,7 @@ type faultEnv struct {
 func newFaultEnv(t *testing.T) *faultEnv {
 	t.Helper()
 	bin, root := requireE2E(t, "the fault tests against the compose stack")
+	swarmtest.ComposeStack(t)
 	return &faultEnv{bin: bin, root: root, work: t.TempDir()}
 }
 

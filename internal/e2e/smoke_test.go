@@ -19,10 +19,12 @@ import (
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/stepinfo"
+	"github.com/protobench/protobench/internal/swarm/swarmtest"
 )
 
 func TestSmokeEndToEnd(t *testing.T) {
 	bin, root := requireE2E(t, "the smoke scenario through the compose stack")
+	swarmtest.ComposeStack(t)
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()

@@ -3,6 +3,13 @@
 // leaves again afterwards. Tests of several packages run at once under `go test ./...`, and
 // swarm state belongs to the whole daemon, so every user of this package holds one file lock
 // for the length of its test.
+//
+// Leaving a swarm is not harmless to containers outside it: dockerd (20.10,
+// clearAttachableNetworks) disconnects every container from every attachable network when the
+// node leaves, and docker-compose 1.x creates every network attachable, whatever the file says.
+// A compose stack running meanwhile loses its network. So tests that run a compose stack hold
+// the same lock shared (ComposeStack), a swarm is initialised only when no container is on an
+// attachable network, and it is left only while that is still so.
 package swarmtest
 
 import (
@@ -47,8 +54,7 @@ func UseWith(t testing.TB, o Options) *Swarm {
 	if out, err := run(docker, "version", "--format", "{{.Server.Version}}"); err != nil {
 		t.Skipf("docker unreachable: %v: %s", err, out)
 	}
-	unlock := lock(t)
-	t.Cleanup(unlock)
+	t.Cleanup(lockAs(t, syscall.LOCK_EX))
 
 	state, err := run(docker, "info", "--format", "{{.Swarm.LocalNodeState}} {{.Swarm.ControlAvailable}} {{.Swarm.NodeID}}")
 	if err != nil {
@@ -67,6 +73,9 @@ func UseWith(t testing.TB, o Options) *Swarm {
 		t.Skipf("this daemon's swarm state is %q; the swarm tests need it inactive or a manager", state)
 	}
 
+	if atRisk := onAttachableNetworks(t, docker); len(atRisk) > 0 {
+		t.Skipf("not initialising a swarm: leaving it afterwards would disconnect these containers from their attachable networks (dockerd does that on swarm leave, and docker-compose 1.x makes every network attachable): %s", strings.Join(atRisk, ", "))
+	}
 	hadGwbridge := networkExists(docker, "docker_gwbridge")
 	addr := o.AdvertiseAddr
 	if addr == "" {
@@ -90,6 +99,10 @@ func UseWith(t testing.TB, o Options) *Swarm {
 // brought it (hadGwbridge false). Registered as a cleanup, so it runs after the test's own.
 func Leave(t testing.TB, docker string, hadGwbridge bool) {
 	t.Helper()
+	if atRisk := onAttachableNetworks(t, docker); len(atRisk) > 0 {
+		t.Errorf("the test's swarm is NOT left: leaving would disconnect %s from their attachable networks; run `docker swarm leave --force` when they are gone", strings.Join(atRisk, ", "))
+		return
+	}
 	if out, err := run(docker, "swarm", "leave", "--force"); err != nil {
 		t.Errorf("docker swarm leave --force: %v: %s", err, out)
 		return
@@ -113,24 +126,56 @@ func Leave(t testing.TB, docker string, hadGwbridge bool) {
 	t.Errorf("docker network rm docker_gwbridge: %s", last)
 }
 
+// ComposeStack holds the swarm tests off while a test runs a compose stack: a swarm test's
+// leave would cut the stack's containers off their network (see the package comment).
+func ComposeStack(t testing.TB) {
+	t.Helper()
+	t.Cleanup(lockAs(t, syscall.LOCK_SH))
+}
+
+// onAttachableNetworks names the containers attached to a local attachable network, with the
+// network, which a swarm leave would disconnect.
+func onAttachableNetworks(t testing.TB, docker string) []string {
+	t.Helper()
+	ids, err := run(docker, "network", "ls", "--quiet", "--filter", "scope=local")
+	if err != nil {
+		t.Fatalf("docker network ls: %v: %s", err, ids)
+	}
+	var out []string
+	for _, id := range strings.Fields(ids) {
+		line, err := run(docker, "network", "inspect", "--format", `{{.Attachable}} {{.Name}}{{range .Containers}} {{.Name}}{{end}}`, id)
+		if err != nil {
+			continue // removed meanwhile
+		}
+		f := strings.Fields(line)
+		if len(f) < 3 || f[0] != "true" {
+			continue
+		}
+		for _, c := range f[2:] {
+			out = append(out, c+" (network "+f[1]+")")
+		}
+	}
+	return out
+}
+
 func networkExists(docker, name string) bool {
 	_, err := run(docker, "network", "inspect", "--format", "{{.ID}}", name)
 	return err == nil
 }
 
-func lock(t testing.TB) func() {
+func lockAs(t testing.TB, how int) func() {
 	t.Helper()
 	f, err := os.OpenFile(LockFile, os.O_CREATE|os.O_RDWR, 0o666)
 	if err != nil {
 		t.Fatalf("swarm test lock: %v", err)
 	}
 	start := time.Now()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
 		f.Close()
 		t.Fatalf("swarm test lock %s: %v", LockFile, err)
 	}
 	if waited := time.Since(start); waited > time.Second {
-		t.Logf("waited %s for another package's swarm test (%s)", waited.Round(time.Second), LockFile)
+		t.Logf("waited %s for another package's swarm or compose test (%s)", waited.Round(time.Second), LockFile)
 	}
 	return func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
