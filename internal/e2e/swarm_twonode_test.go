@@ -51,9 +51,10 @@ func TestSwarmTwoNodes(t *testing.T) {
 	if docker == "" {
 		docker = "docker"
 	}
+	// Names and addresses apart from the twonode package's own test, which may run at once.
+	c, sw := twonode.Use(t, twonode.Options{Docker: docker, Name: "pbtwo-e", HostAddr: "10.77.0.9", NodeAddr: "10.77.0.10"})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	c, sw := twonode.Use(t, ctx, twonode.Options{Docker: docker, Name: "pbtwo-e", HostAddr: "10.77.0.9", NodeAddr: "10.77.0.10"})
 	manager := dockerLines(t, docker, "node", "inspect", "--format", "{{.Description.Hostname}}", sw.NodeID)
 	for _, l := range []struct{ node, role string }{{c.NodeID, "server"}, {sw.NodeID, "client"}} {
 		if err := c.Label(ctx, l.node, "protobench.role", l.role); err != nil {
@@ -118,11 +119,10 @@ func TestSwarmTwoNodesByHand(t *testing.T) {
 	if out, err := exec.Command(docker, "image", "inspect", "--format", "{{.ID}}", image).CombinedOutput(); err != nil {
 		t.Skipf("needs %s (./run.sh images build): %s", image, strings.TrimSpace(string(out)))
 	}
+	// Names and addresses apart from the twonode package's own test, which may run at once.
+	c, sw := twonode.Use(t, twonode.Options{Docker: docker, Name: "pbtwo-e", HostAddr: "10.77.0.9", NodeAddr: "10.77.0.10"})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-
-	// Names and addresses apart from the twonode package's own test, which may run at once.
-	c, sw := twonode.Use(t, ctx, twonode.Options{Docker: docker, Name: "pbtwo-e", HostAddr: "10.77.0.9", NodeAddr: "10.77.0.10"})
 	d := func(args ...string) string {
 		t.Helper()
 		out, err := exec.CommandContext(ctx, docker, args...).CombinedOutput()

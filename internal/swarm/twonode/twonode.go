@@ -57,9 +57,9 @@ type Options struct {
 	// StorageDriver is the second daemon's storage driver; the machine daemon's when empty
 	// (the kernel and filesystem that allow one allow the other).
 	StorageDriver string
-	// Dir is where the node's directories go (data root, exec root, socket, log); a new
-	// directory under os.TempDir() when empty. Close removes it. Keep it short: the containerd
-	// socket path under it must fit a unix socket name (108 bytes).
+	// Dir is the parent of the node's own new directory (data root, exec root, socket, log),
+	// which Close removes; os.TempDir() when empty. Keep it short: the containerd socket path
+	// under it must fit a unix socket name (108 bytes).
 	Dir string
 	// StartTimeout bounds the wait for the second daemon's API; 60 s when zero.
 	StartTimeout time.Duration
@@ -105,7 +105,7 @@ type Cluster struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
 	done   struct {
-		netns, veth, dir, daemon, joined bool
+		netns, veth, dir, daemon, joined, cgroup bool
 	}
 	cgroupParent string
 	closed       bool
@@ -188,6 +188,12 @@ func (c *Cluster) prepare(ctx context.Context, o Options) error {
 	if owner := addrOwner(c.HostAddr); owner != "" {
 		return fmt.Errorf("twonode: %s is already on interface %s; choose other addresses (Options.HostAddr, NodeAddr)", c.HostAddr, owner)
 	}
+	// Close kills what is left in the cgroup parent and removes it, so it must be new: never
+	// the machine daemon's (/docker) or anyone else's.
+	if dirs, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", strings.TrimPrefix(c.cgroupParent, "/"))); len(dirs) > 0 {
+		return fmt.Errorf("twonode: cgroup %s exists already (another run's, or a leftover: rmdir %s if it is yours and empty)", c.cgroupParent, strings.Join(dirs, " "))
+	}
+	c.done.cgroup = true
 	if o.StorageDriver == "" {
 		out, err := c.run(ctx, "read the storage driver of this machine's daemon", nil, c.docker, "info", "--format", "{{.Driver}}")
 		if err != nil {
@@ -219,14 +225,8 @@ func (c *Cluster) prepare(ctx context.Context, o Options) error {
 		}
 	}
 
-	dir := o.Dir
-	if dir == "" {
-		d, err := os.MkdirTemp("", c.Name+"-")
-		if err != nil {
-			return fmt.Errorf("twonode: %w", err)
-		}
-		dir = d
-	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+	dir, err := os.MkdirTemp(o.Dir, c.Name+"-")
+	if err != nil {
 		return fmt.Errorf("twonode: %w", err)
 	}
 	c.Dir = dir
@@ -443,7 +443,10 @@ func (c *Cluster) Close(ctx context.Context) error {
 		c.done.daemon = false
 		errs = append(errs, c.stopDaemon())
 	}
-	errs = append(errs, c.removeCgroups())
+	if c.done.cgroup {
+		c.done.cgroup = false
+		errs = append(errs, c.removeCgroups())
+	}
 	if c.done.netns {
 		c.done.netns = false
 		if _, err := c.run(ctx, "remove the network namespace", nil, "ip", "netns", "del", c.Name); err != nil {

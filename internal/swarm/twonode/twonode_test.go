@@ -23,11 +23,10 @@ func TestServerOnNodeTwoClientOnNodeOne(t *testing.T) {
 	if out, err := exec.Command(docker, "image", "inspect", "--format", "{{.ID}}", image).CombinedOutput(); err != nil {
 		t.Skipf("needs %s (./run.sh images build): %s", image, strings.TrimSpace(string(out)))
 	}
+	// Names and addresses of its own, apart from the e2e test's, since packages test at once.
+	c, sw := Use(t, Options{Docker: docker, Name: "pbtwo-u", HostAddr: "10.77.0.5", NodeAddr: "10.77.0.6"})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-
-	// Names and addresses of its own, apart from the e2e test's, since packages test at once.
-	c, sw := Use(t, ctx, Options{Docker: docker, Name: "pbtwo-u", HostAddr: "10.77.0.5", NodeAddr: "10.77.0.6"})
 	project := fmt.Sprintf("pbtest-twou%d", os.Getpid())
 	d := func(args ...string) string {
 		t.Helper()
@@ -139,4 +138,32 @@ func removeProject(t *testing.T, docker, project string) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	t.Errorf("networks labelled protobench.project=%s still there", project)
+}
+
+// TestPrepareRefusesWhatIsNotItsOwn checks that Prepare stops, before it creates anything,
+// where Close would later remove something that is not its own.
+func TestPrepareRefusesWhatIsNotItsOwn(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{"name too long for a veth", Options{Name: "fourteen-chars"}, "longer than 13"},
+		{"host address already in use", Options{Name: "pbtwo-t", HostAddr: "127.0.0.1"}, "already on interface lo"},
+		{"not an address", Options{Name: "pbtwo-t", HostAddr: "10.77.0"}, "not an IPv4 address"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Prepare(context.Background(), tc.o)
+			if err == nil {
+				c.Close(context.Background())
+				t.Fatalf("Prepare succeeded, want an error with %q", tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q, want %q", err, tc.want)
+			}
+			if _, err := os.Stat("/run/netns/pbtwo-t"); err == nil {
+				t.Errorf("Prepare left the namespace pbtwo-t")
+			}
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/protobench/protobench/internal/swarm/swarmtest"
 )
@@ -15,8 +16,13 @@ import (
 // veth. Everything is undone at cleanup, the node before the swarm is left.
 //
 // It skips too when this daemon is already in a swarm: a user's swarm gets no extra node.
-func Use(t testing.TB, ctx context.Context, o Options) (*Cluster, *swarmtest.Swarm) {
+//
+// Swarm tests of other packages may hold the swarm lock for minutes, so the caller's own
+// deadline should start when Use returns; Use bounds its own steps.
+func Use(t testing.TB, o Options) (*Cluster, *swarmtest.Swarm) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
 	if os.Geteuid() != 0 {
 		t.Skip("a second dockerd in a network namespace needs root")
 	}
@@ -35,6 +41,8 @@ func Use(t testing.TB, ctx context.Context, o Options) (*Cluster, *swarmtest.Swa
 	}
 	t.Cleanup(closeIt)
 	sw := swarmtest.UseWith(t, swarmtest.Options{AdvertiseAddr: c.HostAddr})
+	ctx, cancel = context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
 	// Registered after swarmtest's cleanups, so it runs before the swarm is left; the first
 	// registration then finds nothing left to do.
 	t.Cleanup(closeIt)
