@@ -19,11 +19,15 @@ import (
 // swarm, then runs a replicated job from the returned reference on a node that has to pull it
 // through 127.0.0.1:<port>, and checks that cleanup leaves no service, container or tag behind.
 func TestDistribute(t *testing.T) {
-	sw := swarmtest.Use(t)
-	docker := sw.Docker
+	// The images are checked first, so a machine without them skips without a swarm init.
+	docker := os.Getenv("PROTOBENCH_DOCKER")
+	if docker == "" {
+		docker = "docker"
+	}
 	requireImage(t, docker, "registry", LocalImage, UpstreamImage)
 	const base = "protobench/base:latest"
 	requireImage(t, docker, "base", base)
+	docker = swarmtest.Use(t).Docker
 	baseID := mustDocker(t, docker, "image", "inspect", "--format", "{{.ID}}", base)
 
 	project := fmt.Sprintf("pbtest-reg%d", os.Getpid())
@@ -46,11 +50,11 @@ func TestDistribute(t *testing.T) {
 		t.Fatalf("Distribute: %v\nlog:\n%s", err, log.String())
 	}
 	t.Logf("Distribute log:\n%s", log.String())
-	want := Ref(port, project, "base", base, baseID)
+	want := Ref(fmt.Sprintf("127.0.0.1:%d", port), project, "base", base, baseID)
 	if refs["base"] != want || len(refs) != 1 {
 		t.Fatalf("refs = %v, want base: %s", refs, want)
 	}
-	if !strings.Contains(log.String(), "pushed as "+want) {
+	if !strings.Contains(log.String(), "nodes pull "+want) {
 		t.Errorf("log has no push line for %s", want)
 	}
 	if got := mustDocker(t, docker, "service", "ls", "--quiet", "--filter", "label=protobench.project="+project); got == "" {
@@ -81,10 +85,18 @@ func TestDistribute(t *testing.T) {
 	})
 
 	// Drop every name the push gave the image here, so the task's node has to pull it from the
-	// registry, as every other node does.
+	// registry, as every other node does. Removing the tag takes the repository's digest
+	// reference with it.
 	for _, r := range names(t, docker, baseID) {
 		if strings.HasPrefix(r, want[:strings.LastIndex(want, ":")]) {
-			mustDocker(t, docker, "image", "rm", r)
+			if out, err := exec.Command(docker, "image", "rm", r).CombinedOutput(); err != nil && !strings.Contains(string(out), "No such image") {
+				t.Fatalf("docker image rm %s: %v: %s", r, err, out)
+			}
+		}
+	}
+	for _, r := range names(t, docker, baseID) {
+		if strings.Contains(r, "/"+project+"/") {
+			t.Fatalf("%s still names the image: the job would not pull", r)
 		}
 	}
 	job := project + "-job"
@@ -105,6 +117,11 @@ func TestDistribute(t *testing.T) {
 		t.Errorf("the job's node has no digest reference of %s: it did not pull from the registry", want)
 	}
 	mustDocker(t, docker, "service", "rm", job)
+	// Docker 20.10 keeps the container of a completed job task after `docker service rm` (for
+	// as long as the node stays in the swarm), so the test removes its own.
+	if ids := strings.Fields(mustDocker(t, docker, "ps", "--all", "--quiet", "--filter", "label=com.docker.swarm.service.name="+job)); len(ids) > 0 {
+		mustDocker(t, docker, append([]string{"rm", "--force"}, ids...)...)
+	}
 
 	if err := cleanup(context.Background()); err != nil {
 		t.Fatalf("cleanup: %v", err)
@@ -160,7 +177,7 @@ func waitNoContainers(t *testing.T, docker, project string) {
 	t.Helper()
 	var out string
 	for i := 0; i < 60; i++ {
-		out = mustDocker(t, docker, "ps", "--all", "--quiet", "--filter", "label=protobench.project="+project)
+		out = mustDocker(t, docker, "ps", "--all", "--format", "{{.ID}} {{.Names}} {{.Status}}", "--filter", "label=protobench.project="+project)
 		if out == "" {
 			return
 		}

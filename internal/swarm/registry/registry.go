@@ -3,9 +3,14 @@
 // points at, publishes it through the ingress routing mesh, and pushes each image to it, so
 // that every node pulls the image as 127.0.0.1:<port>/<project>/<name>:<tag>. Loopback
 // registries are the one kind dockerd trusts without TLS and without daemon configuration, and
-// the routing mesh makes the manager's registry answer on every node's loopback. The registry
-// keeps its blobs in its container, so removing the service removes them; nothing is pushed
-// anywhere else, and no public registry is assumed.
+// the routing mesh makes the manager's registry answer on every node's loopback.
+//
+// The routing mesh needs IPVS in the kernel. Where it is missing, the registry is published in
+// host mode on the manager instead: the manager still pushes to its own loopback, and the other
+// nodes pull from the manager's address, which their dockerd must list in insecure-registries.
+//
+// The registry keeps its blobs in its container, so removing the service removes them; nothing
+// is pushed anywhere else, and no public registry is assumed.
 package registry
 
 import (
@@ -17,6 +22,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"regexp"
 	"sort"
@@ -44,6 +50,19 @@ const (
 // containerPort is where both registry images listen inside the container.
 const containerPort = 5000
 
+// How the registry's port is published (Options.Publish).
+const (
+	// PublishIngress publishes through the routing mesh: every node reaches the registry on
+	// its own 127.0.0.1:<port>. It needs IPVS in the kernel of every node.
+	PublishIngress = "ingress"
+	// PublishHost publishes on the manager only: other nodes pull from <manager>:<port>.
+	PublishHost = "host"
+)
+
+// ipvsDir exists when the kernel has IPVS (the ip_vs module is loaded; dockerd loads it when
+// it sets up the ingress network).
+const ipvsDir = "/proc/sys/net/ipv4/vs"
+
 // Options configures Distribute.
 type Options struct {
 	// Docker is the docker CLI to run; "docker" if empty. It must point at a swarm manager.
@@ -64,22 +83,32 @@ type Options struct {
 	Image string
 	// ReadyTimeout bounds the wait for the registry to answer; 2 minutes if 0.
 	ReadyTimeout time.Duration
+	// Publish is PublishIngress or PublishHost; empty means ingress where this host's kernel
+	// has IPVS and host where it has not.
+	Publish string
+	// PullHost is the address the other nodes pull from in host mode; empty means the
+	// manager's swarm address (docker info .Swarm.NodeAddr).
+	PullHost string
 }
 
 // ServiceName is the name of the registry service of a project.
 func ServiceName(project string) string { return project + "-registry" }
 
-// Ref is the reference every node pulls a pushed image by: the registry on the node's own
-// loopback, a repository per project and logical name, and the local reference's tag, or
+// Ref is the reference a node pulls a pushed image by: the registry's host:port as that node
+// reaches it, a repository per project and logical name, and the local reference's tag, or
 // "id-" and the first 12 hex digits of the image ID when the local reference has no tag (an
 // image ID or a digest).
-func Ref(port int, project, name, localRef, imageID string) string {
+func Ref(registry, project, name, localRef, imageID string) string {
 	tag := tagOf(localRef)
 	if tag == "" {
 		tag = "id-" + shortID(imageID)
 	}
-	return fmt.Sprintf("127.0.0.1:%d/%s/%s:%s", port, project, name, tag)
+	return fmt.Sprintf("%s/%s/%s:%s", registry, project, name, tag)
 }
+
+// loopback is the registry address the manager pushes to: dockerd trusts 127.0.0.0/8 without
+// TLS.
+func loopback(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 
 // tagOf returns the tag of a reference, or "" when it has none or is pinned by digest (a tag
 // next to a digest names nothing the digest does not).
@@ -181,8 +210,9 @@ func (d *distributor) defaults() {
 type local struct {
 	name, ref, id string
 	size          int64
-	target        string
-	existed       bool // the target tag was there before, on this very image: not ours to remove
+	target        string // the loopback reference pushed from here
+	pull          string // the reference the nodes pull: target, or the manager's address in host mode
+	existed       []bool // target and pull were there before, on this very image: not ours to remove
 }
 
 func (d *distributor) run(ctx context.Context) error {
@@ -203,14 +233,39 @@ func (d *distributor) run(ctx context.Context) error {
 		return fmt.Errorf("registry port %d is not a TCP port", o.Port)
 	}
 
-	nodeID, err := d.managerNode(ctx)
+	nodeID, nodeAddr, err := d.managerNode(ctx)
 	if err != nil {
 		return err
+	}
+	publish := o.Publish
+	if publish == "" {
+		publish = PublishHost
+		if _, err := os.Stat(ipvsDir); err == nil {
+			publish = PublishIngress
+		}
+	}
+	pullRegistry := loopback(o.Port)
+	switch publish {
+	case PublishIngress:
+	case PublishHost:
+		host := o.PullHost
+		if host == "" {
+			host = nodeAddr
+		}
+		if host == "" {
+			return errors.New("host mode: the manager has no swarm address; set the address other nodes pull from (PullHost)")
+		}
+		if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+			host = "127.0.0.1"
+		}
+		pullRegistry = net.JoinHostPort(host, strconv.Itoa(o.Port))
+	default:
+		return fmt.Errorf("registry publish mode %q: want %q or %q", publish, PublishIngress, PublishHost)
 	}
 	// Every input is checked before anything is created.
 	var images []local
 	for _, n := range names {
-		img, err := d.inspectLocal(ctx, n, o.Images[n])
+		img, err := d.inspectLocal(ctx, n, o.Images[n], pullRegistry)
 		if err != nil {
 			return err
 		}
@@ -234,7 +289,7 @@ func (d *distributor) run(ctx context.Context) error {
 		"--label", "protobench.project=" + o.Project,
 		"--container-label", "protobench.project=" + o.Project,
 		"--constraint", "node.id==" + nodeID,
-		"--publish", fmt.Sprintf("published=%d,target=%d,mode=ingress,protocol=tcp", o.Port, containerPort),
+		"--publish", fmt.Sprintf("published=%d,target=%d,mode=%s,protocol=tcp", o.Port, containerPort, publish),
 		// The image is local to this node: asking a registry for its digest would only wait
 		// for a registry that does not answer.
 		"--no-resolve-image",
@@ -252,35 +307,52 @@ func (d *distributor) run(ctx context.Context) error {
 	if err := d.waitReady(ctx, name); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Log, "registry: %s (%s) answers on port %d of every node, ready in %s\n",
-		name, registryImage, o.Port, time.Since(start).Round(100*time.Millisecond))
+	ready := time.Since(start).Round(100 * time.Millisecond)
+	if publish == PublishIngress {
+		fmt.Fprintf(o.Log, "registry: %s (%s) answers on 127.0.0.1:%d of every node through the routing mesh, ready in %s\n",
+			name, registryImage, o.Port, ready)
+	} else {
+		fmt.Fprintf(o.Log, "registry: %s (%s) published in host mode on this node, ready in %s; other nodes pull from %s",
+			name, registryImage, ready, pullRegistry)
+		if o.Publish == "" {
+			fmt.Fprintf(o.Log, " (the routing mesh needs IPVS, which this kernel lacks)")
+		}
+		if !strings.HasPrefix(pullRegistry, "127.") {
+			fmt.Fprintf(o.Log, ", which their dockerd must list in insecure-registries")
+		}
+		fmt.Fprintln(o.Log)
+	}
 
 	for _, img := range images {
 		if err := d.push(ctx, img); err != nil {
 			return err
 		}
-		d.refs[img.name] = img.target
+		d.refs[img.name] = img.pull
 	}
 	return nil
 }
 
-// managerNode returns this daemon's node ID, or an error when it is not a swarm manager.
-func (d *distributor) managerNode(ctx context.Context) (string, error) {
-	out, err := d.docker(ctx, "info", "--format", "{{.Swarm.LocalNodeState}} {{.Swarm.ControlAvailable}} {{.Swarm.NodeID}}")
+// managerNode returns this daemon's node ID and swarm address, or an error when it is not a
+// swarm manager.
+func (d *distributor) managerNode(ctx context.Context) (id, addr string, err error) {
+	out, err := d.docker(ctx, "info", "--format", "{{.Swarm.LocalNodeState}} {{.Swarm.ControlAvailable}} {{.Swarm.NodeID}} {{.Swarm.NodeAddr}}")
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	f := strings.Fields(out)
-	if len(f) != 3 || f[0] != "active" {
-		return "", fmt.Errorf("this Docker daemon is in no swarm (state %q): the registry runs on a swarm manager", out)
+	if len(f) < 3 || f[0] != "active" {
+		return "", "", fmt.Errorf("this Docker daemon is in no swarm (state %q): the registry runs on a swarm manager", out)
 	}
 	if f[1] != "true" {
-		return "", errors.New("this Docker daemon is a swarm worker: the registry must be started from a manager")
+		return "", "", errors.New("this Docker daemon is a swarm worker: the registry must be started from a manager")
 	}
-	return f[2], nil
+	if len(f) > 3 {
+		addr = f[3]
+	}
+	return f[2], addr, nil
 }
 
-func (d *distributor) inspectLocal(ctx context.Context, name, ref string) (local, error) {
+func (d *distributor) inspectLocal(ctx context.Context, name, ref, pullRegistry string) (local, error) {
 	out, err := d.docker(ctx, "image", "inspect", "--format", "{{.ID}} {{.Size}}", ref)
 	if err != nil {
 		return local{}, fmt.Errorf("image %s (%s) is not on this node: %w", name, ref, err)
@@ -291,13 +363,18 @@ func (d *distributor) inspectLocal(ctx context.Context, name, ref string) (local
 	}
 	size, _ := strconv.ParseInt(f[1], 10, 64)
 	img := local{name: name, ref: ref, id: f[0], size: size}
-	img.target = Ref(d.opts.Port, d.opts.Project, name, ref, img.id)
-	if id, err := d.docker(ctx, "image", "inspect", "--format", "{{.ID}}", img.target); err == nil {
-		if id != img.id {
-			return local{}, fmt.Errorf("%s already names another image (%s, not %s's %s); remove that tag or use another project",
-				img.target, shortID(id), ref, shortID(img.id))
+	img.target = Ref(loopback(d.opts.Port), d.opts.Project, name, ref, img.id)
+	img.pull = Ref(pullRegistry, d.opts.Project, name, ref, img.id)
+	for _, r := range img.tags() {
+		existed := false
+		if id, err := d.docker(ctx, "image", "inspect", "--format", "{{.ID}}", r); err == nil {
+			if id != img.id {
+				return local{}, fmt.Errorf("%s already names another image (%s, not %s's %s); remove that tag or use another project",
+					r, shortID(id), ref, shortID(img.id))
+			}
+			existed = true
 		}
-		img.existed = true
+		img.existed = append(img.existed, existed)
 	}
 	return img, nil
 }
@@ -409,21 +486,33 @@ func (d *distributor) taskFailure(ctx context.Context, service string) string {
 	return ""
 }
 
+// tags are the local tags an image gets: the pushed one and, in host mode with another
+// address, the one the nodes pull, so that tasks on the manager find the image here.
+func (img local) tags() []string {
+	if img.pull == img.target {
+		return []string{img.target}
+	}
+	return []string{img.target, img.pull}
+}
+
 func (d *distributor) push(ctx context.Context, img local) error {
-	if !img.existed {
-		if _, err := d.docker(ctx, "tag", img.id, img.target); err != nil {
+	for i, r := range img.tags() {
+		if img.existed[i] {
+			continue
+		}
+		if _, err := d.docker(ctx, "tag", img.id, r); err != nil {
 			return err
 		}
 		d.mu.Lock()
-		d.added = append(d.added, pushed{name: img.name, ref: img.target, id: img.id})
+		d.added = append(d.added, pushed{name: img.name, ref: r, id: img.id})
 		d.mu.Unlock()
 	}
 	start := time.Now()
 	if _, err := d.docker(ctx, "push", img.target); err != nil {
 		return fmt.Errorf("pushing %s: %w", img.name, err)
 	}
-	fmt.Fprintf(d.opts.Log, "registry: %s (%s, %s) pushed as %s in %s\n",
-		img.name, img.ref, formatSize(img.size), img.target, time.Since(start).Round(100*time.Millisecond))
+	fmt.Fprintf(d.opts.Log, "registry: %s (%s, %s) pushed in %s; nodes pull %s\n",
+		img.name, img.ref, formatSize(img.size), time.Since(start).Round(100*time.Millisecond), img.pull)
 	return nil
 }
 

@@ -29,8 +29,8 @@ func TestRef(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := Ref(c.port, c.project, c.logical, c.local, id); got != c.want {
-				t.Fatalf("Ref(%d, %q, %q, %q) = %q, want %q", c.port, c.project, c.logical, c.local, got, c.want)
+			if got := Ref(loopback(c.port), c.project, c.logical, c.local, id); got != c.want {
+				t.Fatalf("Ref(%q, %q, %q, %q) = %q, want %q", loopback(c.port), c.project, c.logical, c.local, got, c.want)
 			}
 		})
 	}
