@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,11 +23,8 @@ import (
 	"github.com/protobench/protobench/internal/swarm/nodeinfo"
 	"github.com/protobench/protobench/internal/swarm/promconfig"
 	"github.com/protobench/protobench/internal/swarm/swarmtest"
+	"github.com/protobench/protobench/internal/swarm/twonode"
 )
-
-// project is this test's own: every object it creates carries protobench.project=project, and
-// the cleanup removes exactly those.
-const project = "pbtest-h3obs"
 
 // TestSwarmObservability sets up by hand, with the docker CLI, what a swarm run sets up (the
 // contract's labels, a global cAdvisor and node-exporter, one gRPC server, Prometheus on the
@@ -36,14 +34,62 @@ const project = "pbtest-h3obs"
 func TestSwarmObservability(t *testing.T) {
 	sw := swarmtest.Use(t)
 	d := &dockerCLI{t: t, bin: sw.Docker}
-	for _, img := range []string{"protobench/cadvisor:latest", "protobench/node-exporter:latest", "protobench/protobench:latest", "protobench/prometheus:latest"} {
+	requireImages(t, d)
+	hostname := d.must("info", "--format", "{{.Name}}")
+	observe(t, d, layout{project: "pbtest-h3obs", nodes: map[string]string{sw.NodeID: hostname}, serverNode: sw.NodeID})
+}
+
+// TestSwarmObservabilityTwoNodes is the same with a second node (internal/swarm/twonode: a
+// dockerd in its own network namespace, joined over a veth pair) that runs the server: targets
+// on both nodes, each with its own node label, and both nodes in nodeinfo.
+func TestSwarmObservabilityTwoNodes(t *testing.T) {
+	docker := os.Getenv("PROTOBENCH_DOCKER")
+	if docker == "" {
+		docker = "docker"
+	}
+	requireImages(t, &dockerCLI{t: t, bin: docker})
+	// Names and veth addresses of its own, apart from twonode's and the e2e tests'.
+	c, sw := twonode.Use(t, twonode.Options{Docker: docker, Name: "pbh3obs", HostAddr: "10.77.0.9", NodeAddr: "10.77.0.10"})
+	d := &dockerCLI{t: t, bin: sw.Docker}
+	// The deadline starts now: Use may have waited for other packages' swarm tests.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	if err := c.LoadImages(ctx, "protobench/cadvisor:latest", "protobench/node-exporter:latest", "protobench/protobench:latest"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("images copied to %s in %s", c.Hostname, time.Since(start).Round(time.Second))
+	hostname := d.must("info", "--format", "{{.Name}}")
+	observe(t, d, layout{project: "pbtest-h3two", nodes: map[string]string{sw.NodeID: hostname, c.NodeID: c.Hostname}, serverNode: c.NodeID})
+}
+
+var images = []string{"protobench/cadvisor:latest", "protobench/node-exporter:latest", "protobench/protobench:latest", "protobench/prometheus:latest"}
+
+func requireImages(t *testing.T, d *dockerCLI) {
+	t.Helper()
+	for _, img := range images {
 		if _, err := d.try("image", "inspect", "--format", "{{.ID}}", img); err != nil {
 			t.Skipf("%s missing (./run.sh images build): %v", img, err)
 		}
 	}
-	// Registered after Use's own cleanup, so it runs before the swarm is left.
-	t.Cleanup(func() { removeProject(t, d) })
-	removeProject(t, d) // leftovers of an interrupted run
+}
+
+// layout is a test's swarm: its project (every object it creates carries
+// protobench.project=project, and the cleanup removes exactly those), its nodes (ID to
+// hostname; the manager is this machine's daemon) and the node the server is placed on.
+type layout struct {
+	project    string
+	nodes      map[string]string
+	serverNode string
+}
+
+// observe creates the services of l.project, checks Prometheus' targets and series and
+// nodeinfo.Collect, and removes the project's objects at cleanup.
+func observe(t *testing.T, d *dockerCLI, l layout) {
+	project := l.project
+	// Registered after the swarm's own cleanup, so it runs before the swarm is left.
+	t.Cleanup(func() { removeProject(t, d, project) })
+	removeProject(t, d, project) // leftovers of an interrupted run
 
 	network := project + "-net"
 	d.must("network", "create", "--driver", "overlay", "--attachable", "--label", "protobench.project="+project, network)
@@ -77,7 +123,7 @@ func TestSwarmObservability(t *testing.T) {
 		"protobench/node-exporter:latest",
 		"--path.procfs=/host/proc", "--path.sysfs=/host/sys", "--path.rootfs=/rootfs", "--collector.cpu.info")
 	// The server as compose/servers.yml runs it, reachable as grpc:50051 (dnsrr, alias grpc).
-	grpcArgs := []string{"--endpoint-mode", "dnsrr",
+	grpcArgs := []string{"--endpoint-mode", "dnsrr", "--constraint", "node.id==" + l.serverNode,
 		"--label", "protobench.scrape=servers", "--label", "protobench.scrape.port=9100",
 		"--container-label", "protobench.role=server", "--container-label", "protobench.target=grpc",
 		"--limit-cpu", "1", "--limit-memory", "1g",
@@ -115,43 +161,46 @@ func TestSwarmObservability(t *testing.T) {
 	ctx := context.Background()
 
 	// Every job finds its targets, up, on the overlay, with the node label; cAdvisor's series of
-	// the server carry the compose service label as under compose, and the node.
-	hostname := d.must("info", "--format", "{{.Name}}")
+	// the server carry the compose service label as under compose, and the server's node.
+	var all []string
+	for _, h := range l.nodes {
+		all = append(all, h)
+	}
+	sort.Strings(all)
+	allNodes, serverHost := strings.Join(all, ","), l.nodes[l.serverNode]
 	subnetPrefix := overlayPrefix(t, d, network)
-	checks := []struct{ expr, what string }{
-		{`up{job="cadvisor"} == 1`, "cAdvisor up"},
-		{`up{job="node-exporter"} == 1`, "node-exporter up"},
-		{`up{job="servers",target="grpc"} == 1`, "the gRPC server up as target grpc"},
-		{`container_cpu_usage_seconds_total{container_label_com_docker_compose_service="grpc",node!=""}`, "the server's CPU from cAdvisor with a node label"},
-		{`node_cpu_info{job="node-exporter"}`, "node_cpu_info"},
+	checks := []struct{ expr, what, nodes string }{
+		{`up{job="cadvisor"} == 1`, "cAdvisor up", allNodes},
+		{`up{job="node-exporter"} == 1`, "node-exporter up", allNodes},
+		{`up{job="servers",target="grpc"} == 1`, "the gRPC server up as target grpc", serverHost},
+		{`container_cpu_usage_seconds_total{container_label_com_docker_compose_service="grpc"}`, "the server's CPU from cAdvisor", serverHost},
+		{`count by (node) (node_cpu_info{job="node-exporter"})`, "node_cpu_info", allNodes},
 	}
 	deadline := time.Now().Add(3 * time.Minute)
 	for _, c := range checks {
 		var got []prom.Sample
+		var nodes string
 		for {
 			got, err = pc.Query(ctx, c.expr, time.Time{})
-			if err == nil && len(got) > 0 {
+			nodes = nodesOf(got)
+			if err == nil && nodes == c.nodes {
 				break
 			}
 			if time.Now().After(deadline) {
-				targets, _ := d.try("service", "ps", "--no-trunc", "--filter", "desired-state=running", project+"-cadvisor", project+"-node-exporter", project+"-grpc")
-				t.Fatalf("no %s after 3 minutes (%s: %v)\ntasks:\n%s\ntargets: %s", c.what, c.expr, err, targets, activeTargets(ctx, url))
+				tasks, _ := d.try("service", "ps", "--no-trunc", project+"-cadvisor", project+"-node-exporter", project+"-grpc")
+				t.Fatalf("%s: series of nodes %q after 3 minutes, want %q (%s: %v)\ntasks:\n%s\ntargets: %s", c.what, nodes, c.nodes, c.expr, err, tasks, activeTargets(ctx, url))
 			}
 			time.Sleep(time.Second)
 		}
 		for _, s := range got {
-			if s.Labels["node"] != hostname {
-				t.Errorf("%s: node=%q, want %q (%v)", c.what, s.Labels["node"], hostname, s.Labels)
-			}
 			if inst := s.Labels["instance"]; inst != "" && !strings.HasPrefix(inst, subnetPrefix) {
 				t.Errorf("%s: instance %s is not on the overlay %s (%s*)", c.what, inst, network, subnetPrefix)
 			}
 		}
-		t.Logf("%s: %d series, e.g. %v", c.what, len(got), got[0].Labels)
+		t.Logf("%s: nodes %s, e.g. %v", c.what, nodes, got[0].Labels)
 	}
-	// One target per task and network: exactly one per job on a single node, nothing from
-	// docker_gwbridge, ingress or the published port.
-	for job, want := range map[string]int{"cadvisor": 1, "node-exporter": 1, "servers": 1, "loadgen": 0} {
+	// One target per task and network: nothing from docker_gwbridge or ingress.
+	for job, want := range map[string]int{"cadvisor": len(l.nodes), "node-exporter": len(l.nodes), "servers": 1, "loadgen": 0} {
 		got, err := pc.Query(ctx, `up{job="`+job+`"}`, time.Time{})
 		if err != nil {
 			t.Fatal(err)
@@ -172,37 +221,52 @@ func TestSwarmObservability(t *testing.T) {
 			t.Fatalf("the removed server is still a target 30 s later: %v %v", got, err)
 		}
 	}
-	service("grpc", "name="+network+",alias=grpc", grpcArgs...)
 
-	// nodeinfo on the same set-up.
-	sws, err := nodeinfo.Collect(ctx, nodeinfo.Options{Docker: sw.Docker, PrometheusURL: url, Network: network})
+	// nodeinfo on the same set-up. Every node is this machine (the second one a dockerd in a
+	// namespace), so kernel, CPU and Docker are this machine's.
+	sws, err := nodeinfo.Collect(ctx, nodeinfo.Options{Docker: d.bin, PrometheusURL: url, Network: network})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := json.MarshalIndent(sws, "", "  ")
 	t.Logf("nodeinfo.Collect:\n%s", b)
-	if len(sws.Nodes) != 1 {
-		t.Fatalf("%d nodes, want the single node", len(sws.Nodes))
+	if len(sws.Nodes) != len(l.nodes) {
+		t.Fatalf("%d nodes, want %d", len(sws.Nodes), len(l.nodes))
 	}
-	n := sws.Nodes[0]
 	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
-	want := nodeinfo.Node{
-		ID: sw.NodeID, Hostname: hostname, Role: "manager", Labels: n.Labels,
-		CPUModel: cpuModel(t), Cores: runtime.NumCPU(), MemoryBytes: n.MemoryBytes,
-		Kernel: strings.TrimSpace(string(kernel)), DockerVersion: d.must("version", "--format", "{{.Server.Version}}"),
-		OS: "linux", Arch: d.must("info", "--format", "{{.Architecture}}"),
+	for _, n := range sws.Nodes {
+		role := "worker"
+		if n.ID == d.must("info", "--format", "{{.Swarm.NodeID}}") {
+			role = "manager"
+		}
+		want := nodeinfo.Node{
+			ID: n.ID, Hostname: l.nodes[n.ID], Role: role, Labels: n.Labels,
+			CPUModel: cpuModel(t), Cores: runtime.NumCPU(), MemoryBytes: n.MemoryBytes,
+			Kernel: strings.TrimSpace(string(kernel)), DockerVersion: d.must("version", "--format", "{{.Server.Version}}"),
+			OS: "linux", Arch: d.must("info", "--format", "{{.Architecture}}"),
+		}
+		if !reflect.DeepEqual(n, want) {
+			t.Errorf("node:\n got  %+v\n want %+v", n, want)
+		}
+		if n.MemoryBytes <= 0 {
+			t.Errorf("node %s: memory %d", n.Hostname, n.MemoryBytes)
+		}
 	}
-	if !reflect.DeepEqual(n, want) {
-		t.Errorf("node:\n got  %+v\n want %+v", n, want)
-	}
-	if n.MemoryBytes <= 0 {
-		t.Errorf("memory %d", n.MemoryBytes)
-	}
-	taskMTU := interfaceMTU(t, d, project+"-grpc", network)
+	taskMTU := interfaceMTU(t, d, project+"-prometheus", network)
 	wantNet := nodeinfo.Network{Name: network, Driver: "overlay", MTU: taskMTU, Subnet: d.must("network", "inspect", "--format", "{{range .IPAM.Config}}{{.Subnet}}{{end}}", network)}
 	if sws.Network != wantNet {
-		t.Errorf("network: got %+v, want %+v (MTU read in the server's task)", sws.Network, wantNet)
+		t.Errorf("network: got %+v, want %+v (MTU read in Prometheus' task)", sws.Network, wantNet)
 	}
+}
+
+// nodesOf is the sorted, comma-joined node labels of samples.
+func nodesOf(samples []prom.Sample) string {
+	var ns []string
+	for _, s := range samples {
+		ns = append(ns, s.Labels["node"])
+	}
+	sort.Strings(ns)
+	return strings.Join(ns, ",")
 }
 
 // prometheusURL waits for the service's one task to run and returns its address on
@@ -311,7 +375,7 @@ func activeTargets(ctx context.Context, url string) string {
 
 // removeProject removes the services, then the config and the network, that carry the test's
 // project label, and nothing else.
-func removeProject(t *testing.T, d *dockerCLI) {
+func removeProject(t *testing.T, d *dockerCLI, project string) {
 	t.Helper()
 	filter := "label=protobench.project=" + project
 	if ids, _ := d.try("service", "ls", "-q", "--filter", filter); ids != "" {
