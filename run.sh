@@ -118,6 +118,8 @@ run_tests() {
   PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 25m -run TestSmokeEndToEnd -v ./internal/e2e
   echo "== end-to-end: a server of your own (our Python image under another name, its own proto)"
   PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 25m -run TestCustomTargetEndToEnd -v ./internal/e2e
+  echo "== end-to-end: gRPC and REST on a single-node Docker Swarm (--engine swarm), nothing left afterwards"
+  PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 10m -run TestSwarmEndToEnd -v ./internal/e2e
   echo "== faults: signals, resume, a hung docker, server and tool faults, a full disk, a decoy project"
   PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 25m -run '^TestFault' -v ./internal/e2e
   if ! kill -0 "$DECOY_PID" 2>/dev/null; then

@@ -35,7 +35,7 @@ const (
 //     per node, global) are services on the project's overlay network;
 //   - a step's server is a one-task service, found by its compose name (dnsrr alias) as under
 //     compose, placed on a node labelled protobench.role=server;
-//   - a step's tool is a replicated-job on a protobench.role=client node (one per client node
+//   - a step's tool is a run-once job on a protobench.role=client node (one per client node
 //     when the load is split), whose output comes back through its log (swarm/transfer.go).
 //
 // It embeds the compose stack for the bounded calls, the environment and the daemon check; the
@@ -489,7 +489,14 @@ func (s *swarmStack) Remove(ctx context.Context, service string) error {
 		return nil
 	}
 	err := s.bounded(ctx, removeTimeout, func(ctx context.Context) error {
-		stopErr := s.sw.StopService(ctx, srv.name)
+		var stopErr error
+		if srv.task.NodeID == s.place.self.ID && srv.task.ContainerID != "" {
+			// On this node, as the fast path does: the run has read what it needs, and
+			// killing the container is immediate, where scaling down waits for the swarm.
+			stopErr = s.c.RemoveByID(ctx, srv.task.ContainerID)
+		} else {
+			stopErr = s.sw.StopService(ctx, srv.name)
+		}
 		return errors.Join(stopErr, s.sw.RemoveService(ctx, srv.name))
 	})
 	if err == nil {
@@ -553,7 +560,7 @@ func (s *swarmStack) Logs(ctx context.Context, id string) ([]byte, error) {
 	return out, err
 }
 
-// Run runs a tool as a replicated-job on a client node, or, when several client nodes share a
+// Run runs a tool as a run-once job (swarm.RunJob) on a client node, or, when several client nodes share a
 // step that can be split, one job per client node with its part of the load; the parts' files
 // are merged into the step's. The jobs' outputs are written into raw/ as a compose run's are.
 func (s *swarmStack) Run(ctx context.Context, o OneOff) ([]byte, []byte, int, error) {

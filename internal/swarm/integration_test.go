@@ -64,7 +64,7 @@ func TestServiceAndJob(t *testing.T) {
 	}
 
 	srv := ServiceSpec{Name: c.ServiceName("srv"), Image: testImage, Network: c.NetworkName(), Alias: "srv", DNSRR: true,
-		RestartNone: true, CPUs: "0.5", Memory: "64m", Args: []string{"sleep", "120"},
+		RestartNone: true, CPUs: "0.5", Memory: "64m", Args: []string{"sleep", "120"}, StopGrace: time.Second,
 		ContainerLabels: map[string]string{"com.docker.compose.service": "srv"}}
 	if _, err := c.CreateService(ctx, srv); err != nil {
 		t.Fatal(err)
@@ -104,11 +104,29 @@ printf 'line1\nno newline'; echo oops >&2; exit 3`}},
 	if tasks, _ := c.Tasks(ctx, job.Spec.Name); len(tasks) != 0 {
 		t.Errorf("the job's service is still there: %+v", tasks)
 	}
+	// Its container goes with it (a replicated-job's would stay: moby/moby#42789).
+	gone := false
+	for i := 0; i < 50 && !gone; i++ {
+		out, err := c.Output(ctx, "ps", "-aq", "--filter", "id="+res.Task.ContainerID)
+		gone = err == nil && strings.TrimSpace(out) == ""
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !gone {
+		t.Errorf("the job's container %.12s is still there after its service was removed", res.Task.ContainerID)
+	}
 
 	// A job whose image no node has is rejected, and says so.
 	bad := Job{Spec: ServiceSpec{Name: c.ServiceName("tool-2"), Image: "protobench/no-such-image:none", Args: []string{"true"}}, RawDir: "/raw"}
 	if _, err := c.RunJob(ctx, bad); err == nil || !strings.Contains(err.Error(), "rejected") {
 		t.Errorf("a job without image: %v", err)
+	}
+	stopStart := time.Now()
+	if err := c.StopService(ctx, srv.Name); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("stopped the service in %s", time.Since(stopStart).Round(time.Millisecond))
+	if out, _ := c.Output(ctx, "ps", "-q", "--filter", "id="+task.ContainerID); strings.TrimSpace(out) != "" {
+		t.Errorf("the service's container still runs after StopService")
 	}
 	if err := c.RemoveService(ctx, srv.Name); err != nil {
 		t.Error(err)

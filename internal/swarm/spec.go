@@ -12,9 +12,8 @@ import (
 
 // Service modes.
 const (
-	ModeReplicated = "replicated"     // one long-lived task (a server, Prometheus)
-	ModeJob        = "replicated-job" // a task that runs once to its end (a load tool)
-	ModeGlobal     = "global"         // one task per node (cAdvisor, node-exporter)
+	ModeReplicated = "replicated" // one task: a server, Prometheus, a tool run once (WrapJob)
+	ModeGlobal     = "global"     // one task per node (cAdvisor, node-exporter)
 )
 
 // ServiceSpec is one `docker service create`.

@@ -131,7 +131,7 @@ func TestWrapJob(t *testing.T) {
 	}
 	args := spec.CreateArgs()
 	got := strings.Join(args, " ")
-	for _, want := range []string{"--mode replicated-job", "--user 65534:65534", "--mount type=tmpfs,destination=/raw",
+	for _, want := range []string{"--mode replicated --replicas 1", "--user 65534:65534", "--mount type=tmpfs,destination=/raw",
 		"--restart-condition none", "--entrypoint /bin/sh", "--constraint node.labels.protobench.role==client"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in\n%s", want, got)

@@ -1,6 +1,6 @@
 // Package swarm drives protobench's stack on Docker Swarm through the docker CLI, the way
 // internal/compose drives it through compose: the swarm's state and nodes, the project's overlay
-// network, configs, long-lived services, run-once jobs (replicated-job services) and the
+// network, configs, long-lived services, run-once jobs (one-task services never restarted) and the
 // removal of everything the project made. Services are translated from the compose services as
 // `compose config` renders them (spec.go), so the compose file stays the one description of
 // every container; a job's output comes back from whichever node ran it (transfer.go).
@@ -276,8 +276,23 @@ func (c *Client) StopService(ctx context.Context, name string) error {
 	if _, err := c.run(ctx, "service", "scale", "--detach", name+"=0"); err != nil {
 		return err
 	}
-	_, err := c.WaitTask(ctx, name, Task.Terminal)
-	return err
+	// Scaled down, a task is marked for removal and leaves the list once its container has
+	// stopped; a task that had ended already stays, terminal.
+	for {
+		tasks, err := c.Tasks(ctx, name)
+		stopped := err == nil
+		for _, t := range tasks {
+			stopped = stopped && t.Terminal()
+		}
+		if stopped {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("service %s: its task has not stopped: %w", name, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // RemoveService removes a service (its tasks' containers go with it); a missing one is no error.

@@ -14,7 +14,7 @@ import (
 	"strings"
 )
 
-// A tool runs as a replicated-job on whichever node the swarm picks, and a bind mount of the
+// A tool runs once, as a one-task service, on whichever node the swarm picks, and a bind mount of the
 // results folder cannot reach a remote node. So the job carries its inputs in and its outputs
 // out itself:
 //
@@ -80,7 +80,12 @@ func WrapJob(j Job) (ServiceSpec, error) {
 	if len(cmd) == 0 {
 		return ServiceSpec{}, fmt.Errorf("job %s: no program to run", spec.Name)
 	}
-	spec.Mode = ModeJob
+	// A one-task replicated service that is never restarted runs exactly like a replicated-job,
+	// but Docker 20.10 orphans a job's task and container when the job service is removed
+	// (moby/moby#42789, #44312; fixed in Moby 24): the containers stayed on the nodes, and
+	// with them the overlay network could not be removed. A replicated service's task and
+	// container go with it.
+	spec.Mode = ModeReplicated
 	spec.RestartNone = true
 	spec.Entrypoint = []string{"/bin/sh"}
 	spec.Args = append([]string{"-c", wrapperScript(j.RawDir), "protobench-transfer"}, cmd...)
