@@ -54,6 +54,11 @@ type Options struct {
 	// networks such as docker_gwbridge; 10.78.0.1/24 and 10.79.0.0/16 when empty, apart from
 	// Docker's defaults (172.17.0.0/12, 192.168.0.0/16) that the machine's daemon uses.
 	BridgeIP, AddressPool string
+	// InsecureRegistries are the registries the second daemon pulls from without TLS, as
+	// daemon.json's insecure-registries; HostAddr+"/32" when nil, so that it pulls the suite's
+	// images from a registry the manager publishes in host mode (where the kernel has no IPVS
+	// for the routing mesh, swarm/registry does that), as a second host would be configured.
+	InsecureRegistries []string
 	// StorageDriver is the second daemon's storage driver; the machine daemon's when empty
 	// (the kernel and filesystem that allow one allow the other).
 	StorageDriver string
@@ -152,6 +157,9 @@ func Prepare(ctx context.Context, o Options) (*Cluster, error) {
 	if o.AddressPool == "" {
 		o.AddressPool = "10.79.0.0/16"
 	}
+	if o.InsecureRegistries == nil {
+		o.InsecureRegistries = []string{o.HostAddr + "/32"}
+	}
 	if o.StartTimeout == 0 {
 		o.StartTimeout = 60 * time.Second
 	}
@@ -247,6 +255,7 @@ func (c *Cluster) prepare(ctx context.Context, o Options) error {
 		"cgroup-parent":         c.cgroupParent,
 		"deprecated-key-path":   filepath.Join(dir, "key.json"),
 		"log-driver":            "json-file",
+		"insecure-registries":   o.InsecureRegistries,
 	}
 	b, _ := json.MarshalIndent(cfg, "", "  ")
 	cfgPath := filepath.Join(dir, "daemon.json")
