@@ -142,6 +142,10 @@ func Prepare(ctx context.Context, o Options) (*Cluster, error) {
 	if len(o.Name) > 13 {
 		return nil, fmt.Errorf("twonode: name %q is longer than 13 characters (veth names are at most 15)", o.Name)
 	}
+	// It becomes a path (/run/netns, the cgroup parent) and an interface name.
+	if strings.Trim(o.Name, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" || o.Name[0] == '-' {
+		return nil, fmt.Errorf("twonode: name %q: use lower-case letters, digits and '-'", o.Name)
+	}
 	if o.Hostname == "" {
 		o.Hostname = o.Name + "-node2"
 	}

@@ -149,6 +149,7 @@ func TestPrepareRefusesWhatIsNotItsOwn(t *testing.T) {
 		want string
 	}{
 		{"name too long for a veth", Options{Name: "fourteen-chars"}, "longer than 13"},
+		{"name that is a path", Options{Name: "../pbtwo"}, "lower-case letters"},
 		{"host address already in use", Options{Name: "pbtwo-t", HostAddr: "127.0.0.1"}, "already on interface lo"},
 		{"not an address", Options{Name: "pbtwo-t", HostAddr: "10.77.0"}, "not an IPv4 address"},
 	} {
