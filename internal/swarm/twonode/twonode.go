@@ -442,6 +442,7 @@ func (c *Cluster) Close(ctx context.Context) error {
 		return nil
 	}
 	c.closed = true
+	did := c.done != (struct{ netns, veth, dir, daemon, joined, cgroup bool }{})
 	var errs []error
 	if c.done.joined {
 		c.done.joined = false
@@ -496,7 +497,9 @@ func (c *Cluster) Close(ctx context.Context) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	c.logf("second node %s removed", c.Hostname)
+	if did {
+		c.logf("second node %s removed", c.Hostname)
+	}
 	return nil
 }
 
