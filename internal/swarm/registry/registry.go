@@ -237,30 +237,10 @@ func (d *distributor) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	publish := o.Publish
-	if publish == "" {
-		publish = PublishHost
-		if _, err := os.Stat(ipvsDir); err == nil {
-			publish = PublishIngress
-		}
-	}
-	pullRegistry := loopback(o.Port)
-	switch publish {
-	case PublishIngress:
-	case PublishHost:
-		host := o.PullHost
-		if host == "" {
-			host = nodeAddr
-		}
-		if host == "" {
-			return errors.New("host mode: the manager has no swarm address; set the address other nodes pull from (PullHost)")
-		}
-		if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
-			host = "127.0.0.1"
-		}
-		pullRegistry = net.JoinHostPort(host, strconv.Itoa(o.Port))
-	default:
-		return fmt.Errorf("registry publish mode %q: want %q or %q", publish, PublishIngress, PublishHost)
+	_, err = os.Stat(ipvsDir)
+	publish, pullRegistry, err := placement(o.Publish, o.PullHost, nodeAddr, o.Port, err == nil)
+	if err != nil {
+		return err
 	}
 	// Every input is checked before anything is created.
 	var images []local
@@ -330,6 +310,35 @@ func (d *distributor) run(ctx context.Context) error {
 		d.refs[img.name] = img.pull
 	}
 	return nil
+}
+
+// placement decides how the registry is published and the host:port the nodes pull from:
+// through the routing mesh on every node's loopback, or in host mode (the default without
+// IPVS) from the manager's address, which is the loopback too when the swarm advertises it.
+func placement(publish, pullHost, nodeAddr string, port int, ipvs bool) (mode, pullRegistry string, err error) {
+	if publish == "" {
+		publish = PublishHost
+		if ipvs {
+			publish = PublishIngress
+		}
+	}
+	switch publish {
+	case PublishIngress:
+		return publish, loopback(port), nil
+	case PublishHost:
+		host := pullHost
+		if host == "" {
+			host = nodeAddr
+		}
+		if host == "" {
+			return "", "", errors.New("host mode: the manager has no swarm address; set the address other nodes pull from (PullHost)")
+		}
+		if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+			host = "127.0.0.1"
+		}
+		return publish, net.JoinHostPort(host, strconv.Itoa(port)), nil
+	}
+	return "", "", fmt.Errorf("registry publish mode %q: want %q or %q", publish, PublishIngress, PublishHost)
 }
 
 // managerNode returns this daemon's node ID and swarm address, or an error when it is not a

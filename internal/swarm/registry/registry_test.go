@@ -67,3 +67,36 @@ func TestJSONStrings(t *testing.T) {
 		t.Fatalf("empty list: got %q", got)
 	}
 }
+
+func TestPlacement(t *testing.T) {
+	cases := []struct {
+		name, publish, pullHost, nodeAddr string
+		ipvs                              bool
+		mode, registry, err               string
+	}{
+		{name: "mesh where IPVS exists", nodeAddr: "10.0.0.1", ipvs: true, mode: PublishIngress, registry: "127.0.0.1:5000"},
+		{name: "host mode without IPVS", nodeAddr: "10.0.0.1", mode: PublishHost, registry: "10.0.0.1:5000"},
+		{name: "loopback swarm address", nodeAddr: "127.0.0.1", mode: PublishHost, registry: "127.0.0.1:5000"},
+		{name: "pull host given", pullHost: "manager.lan", nodeAddr: "10.0.0.1", mode: PublishHost, registry: "manager.lan:5000"},
+		{name: "localhost", pullHost: "localhost", mode: PublishHost, registry: "127.0.0.1:5000"},
+		{name: "IPv6", nodeAddr: "fd00::1", mode: PublishHost, registry: "[fd00::1]:5000"},
+		{name: "host mode asked for", publish: PublishHost, nodeAddr: "10.0.0.1", ipvs: true, mode: PublishHost, registry: "10.0.0.1:5000"},
+		{name: "mesh asked for", publish: PublishIngress, nodeAddr: "10.0.0.1", mode: PublishIngress, registry: "127.0.0.1:5000"},
+		{name: "no address", err: "no swarm address"},
+		{name: "unknown mode", publish: "vip", err: `publish mode "vip"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			mode, registry, err := placement(c.publish, c.pullHost, c.nodeAddr, 5000, c.ipvs)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err = %v, want one saying %s", err, c.err)
+				}
+				return
+			}
+			if err != nil || mode != c.mode || registry != c.registry {
+				t.Fatalf("got %q %q %v, want %q %q", mode, registry, err, c.mode, c.registry)
+			}
+		})
+	}
+}
