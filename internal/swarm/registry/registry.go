@@ -237,8 +237,8 @@ func (d *distributor) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = os.Stat(ipvsDir)
-	publish, pullRegistry, err := placement(o.Publish, o.PullHost, nodeAddr, o.Port, err == nil)
+	_, noIPVS := os.Stat(ipvsDir)
+	publish, pullRegistry, err := placement(o.Publish, o.PullHost, nodeAddr, o.Port, noIPVS == nil)
 	if err != nil {
 		return err
 	}
@@ -294,11 +294,11 @@ func (d *distributor) run(ctx context.Context) error {
 	} else {
 		fmt.Fprintf(o.Log, "registry: %s (%s) published in host mode on this node, ready in %s; other nodes pull from %s",
 			name, registryImage, ready, pullRegistry)
-		if o.Publish == "" {
-			fmt.Fprintf(o.Log, " (the routing mesh needs IPVS, which this kernel lacks)")
-		}
 		if !strings.HasPrefix(pullRegistry, "127.") {
 			fmt.Fprintf(o.Log, ", which their dockerd must list in insecure-registries")
+		}
+		if o.Publish == "" {
+			fmt.Fprintf(o.Log, " (the routing mesh needs IPVS, which this kernel lacks)")
 		}
 		fmt.Fprintln(o.Log)
 	}
