@@ -52,7 +52,9 @@ func TestSwarmTwoNodes(t *testing.T) {
 	}
 	// Names and addresses apart from the twonode package's own test, which may run at once.
 	c, sw := twonode.Use(t, twonode.Options{Docker: docker, Name: "pbtwo-e", HostAddr: "10.77.0.9", NodeAddr: "10.77.0.10"})
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	// About 80 s of work; the run first builds the protobench image when the tree changed
+	// since the last build (2 min here), hence the margin.
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	manager := dockerLines(t, docker, "node", "inspect", "--format", "{{.Description.Hostname}}", sw.NodeID)
 	for _, l := range []struct{ node, role string }{{c.NodeID, "server"}, {sw.NodeID, "client"}} {
