@@ -50,6 +50,10 @@ type OneOff struct {
 	// swarm): each part's arguments, and merge, which turns the parts' files (by base name)
 	// into the files one generator would have written. nil: the tool's load cannot be split.
 	Parts func(n int) (args [][]string, merge func(files map[string][]byte) (map[string][]byte, error), err error)
+	// Window, when set, receives when the tool itself started and ended, from a stack whose
+	// Run takes noticeably longer than the tool (a swarm job is scheduled, then hands its
+	// output back); left zero, the caller's clock around Run stands.
+	Window *[2]time.Time
 }
 
 // Meter reads what cAdvisor saw of a service over a window.
@@ -224,8 +228,13 @@ func (s *stepRunner) measure(ctx context.Context, plan *scenario.Plan, r scenari
 	started := time.Now()
 	o := s.oneOff(adapter, clientEnv, inv)
 	o.Limit = toolLimit(inv.Warmup, r.Duration)
+	var window [2]time.Time
+	o.Window = &window
 	stdout, stderr, code, err := s.stack.Run(ctx, o)
 	ended := time.Now()
+	if !window[0].IsZero() && window[1].After(window[0]) {
+		started, ended = window[0], window[1]
+	}
 	rec.RawFiles = append(rec.RawFiles, s.saveRaw(r.ID, adapter.Name(), stdout, stderr)...)
 	if err != nil {
 		if timedOut(ctx, err) {

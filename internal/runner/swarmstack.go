@@ -275,6 +275,10 @@ func (s *swarmStack) observabilityService(ctx context.Context, svc string) (swar
 		}
 	}
 	spec := swarm.Translate(cs, o)
+	// Found by name through DNS round robin, as the servers are: through a service VIP (IPVS)
+	// a job on this machine's overlay got "no route to host" to Prometheus, and k6's remote
+	// write then spent 3 s on every flush after its load had ended.
+	spec.DNSRR = true
 	if svc != "prometheus" {
 		return spec, nil
 	}
@@ -654,6 +658,14 @@ func (s *swarmStack) Run(ctx context.Context, o OneOff) ([]byte, []byte, int, er
 			}
 			for name, b := range r.Files {
 				files[filepath.Base(name)] = b
+			}
+			if o.Window != nil && !r.Started.IsZero() && !r.Ended.IsZero() {
+				if o.Window[0].IsZero() || r.Started.Before(o.Window[0]) {
+					o.Window[0] = r.Started
+				}
+				if r.Ended.After(o.Window[1]) {
+					o.Window[1] = r.Ended
+				}
 			}
 			if r.Nofile > 0 {
 				s.mu.Lock()

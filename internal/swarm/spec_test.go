@@ -163,6 +163,8 @@ func TestUnpackTransfer(t *testing.T) {
 	add("stderr", "warn\n")
 	add("exit", "3\n")
 	add("nofile", "16384\n")
+	add("started", "1700000000.250000000\n")
+	add("ended", "1700000005.750000000\n")
 	tw.WriteHeader(&tar.Header{Name: "raw/", Typeflag: tar.TypeDir, Mode: 0o755})
 	add("raw/r1.json", `{"a":1}`)
 	add("raw/body.bin", "input")
@@ -181,6 +183,9 @@ func TestUnpackTransfer(t *testing.T) {
 	}
 	if string(res.Stdout) != "no newline at the end" || string(res.Stderr) != "warn\n" || res.ExitCode != 3 || res.Nofile != 16384 {
 		t.Errorf("got %+v", res)
+	}
+	if res.Ended.Sub(res.Started) != 5500*time.Millisecond {
+		t.Errorf("tool window %s to %s", res.Started, res.Ended)
 	}
 	if len(res.Files) != 1 || string(res.Files["r1.json"]) != `{"a":1}` {
 		t.Errorf("files: %v", res.Files)

@@ -12,6 +12,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // A tool runs once, as a one-task service, on whichever node the swarm picks, and a bind mount of the
@@ -43,12 +44,14 @@ const (
 func wrapperScript(rawDir string) string {
 	return `m=/tmp/.protobench-transfer.$$
 mkdir -p "$m" || exit 125
+date +%s.%N >"$m/started"
 "$@" >"$m/stdout" 2>"$m/stderr"
 code=$?
+date +%s.%N >"$m/ended"
 echo "$code" >"$m/exit"
 ulimit -n >"$m/nofile"
 echo ` + transferBegin + `
-tar -cf - -C "$m" stdout stderr exit nofile -C / '` + strings.TrimPrefix(path.Clean(rawDir), "/") + `' | base64
+tar -cf - -C "$m" stdout stderr exit nofile started ended -C / '` + strings.TrimPrefix(path.Clean(rawDir), "/") + `' | base64
 echo ` + transferEnd + `
 exit "$code"`
 }
@@ -67,6 +70,9 @@ type JobResult struct {
 	ExitCode       int
 	Files          map[string][]byte // the files the tool wrote under RawDir (inputs excluded), by name relative to it
 	Nofile         int               // the task's open-files limit (ulimit -n)
+	// Started and Ended are when the tool itself started and ended, by the node's clock: a
+	// job's service also takes time to be scheduled, and to hand its output back.
+	Started, Ended time.Time
 	Task           Task
 }
 
@@ -202,6 +208,20 @@ func unpackTransfer(log []byte, inputs map[string][]byte, res *JobResult) error 
 			res.ExitCode, sawExit = n, true
 		case "nofile":
 			res.Nofile, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		case "started", "ended":
+			// seconds.nanoseconds, read apart: a float64 would lose the nanoseconds.
+			secS, nsS, _ := strings.Cut(strings.TrimSpace(string(b)), ".")
+			sec, err1 := strconv.ParseInt(secS, 10, 64)
+			ns, err2 := strconv.ParseInt(nsS, 10, 64)
+			if err1 != nil || err2 != nil || len(nsS) != 9 {
+				continue // a date without %N: the caller's own clock then stands
+			}
+			t := time.Unix(sec, ns)
+			if name == "started" {
+				res.Started = t
+			} else {
+				res.Ended = t
+			}
 		default:
 			// raw/<name>: the tool's files, relative to RawDir.
 			_, rel, ok := strings.Cut(name, "/")
