@@ -101,7 +101,9 @@ run_tests() {
   echo "== generated code is current"
   go run ./cmd/protobench generate --check
   echo "== unit and integration tests"
-  go test -race -count=1 -timeout 20m ./...
+  # The swarm tests take turns with each other and with the compose-stack tests
+  # (internal/swarm/swarmtest), so a package may wait for others before it starts its own work.
+  go test -race -count=1 -timeout 30m ./...
   # --- fuzz (helper netloop): a short run of every wire framer's fuzzer, seeds in testdata/fuzz ---
   echo "== fuzz: HTTP/1.1, HTTP/2 + HPACK, gob and ZMTP framers, 10 s each"
   for fuzzer in FuzzParseResponse:./internal/loadgen/driver/http FuzzClientFrames:./internal/wire/h2wire \
@@ -120,6 +122,8 @@ run_tests() {
   PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 25m -run TestCustomTargetEndToEnd -v ./internal/e2e
   echo "== end-to-end: gRPC and REST on a single-node Docker Swarm (--engine swarm), nothing left afterwards"
   PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 10m -run TestSwarmEndToEnd -v ./internal/e2e
+  echo "== end-to-end: a second swarm node (a dockerd in its own network namespace over a veth): server there, load here"
+  PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 10m -run TestSwarmTwoNodes -v ./internal/e2e
   echo "== faults: signals, resume, a hung docker, server and tool faults, a full disk, a decoy project"
   PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 25m -run '^TestFault' -v ./internal/e2e
   if ! kill -0 "$DECOY_PID" 2>/dev/null; then

@@ -20,7 +20,7 @@ import (
 // TestSwarmEndToEnd runs a short scenario (gRPC and REST with our generator, gRPC with ghz)
 // through `protobench run --engine swarm` on a single-node swarm, and checks what issue 14 asks
 // of it: records with throughput and the server's CPU from cAdvisor, engine and placement in
-// every record with the shared_cores flag, run.json's swarm section, and afterwards nothing of
+// every record with the shared-cores flag, run.json's swarm section, and afterwards nothing of
 // the project's left and the swarm as it was.
 func TestSwarmEndToEnd(t *testing.T) {
 	bin, root := requireE2E(t, "a scenario on a single-node swarm (--engine swarm)")

@@ -104,7 +104,7 @@ func TestSwarmTwoNodes(t *testing.T) {
 		t.Errorf("engine %q, placement %q; want swarm, %q (server on node 2, client on node 1)", r.Engine, r.Placement, want)
 	}
 	if r.HasFlag(record.FlagSharedCores) {
-		t.Errorf("flags %v: shared_cores on a two-node placement", r.Flags)
+		t.Errorf("flags %v: shared-cores on a two-node placement", r.Flags)
 	}
 	if r.ThroughputRPS <= 0 || r.Error != "" {
 		t.Fatalf("throughput %.1f req/s (error: %s)", r.ThroughputRPS, r.Error)

@@ -18,7 +18,7 @@ const (
 	// FlagSharedCores marks a run whose server and load tool ran on one machine without
 	// disjoint cpusets (a swarm run on a single node: swarm has no cpuset), so that the two
 	// competed for the same cores within their CPU quotas.
-	FlagSharedCores = "shared_cores"
+	FlagSharedCores = "shared-cores"
 )
 
 // Latency is a latency summary in milliseconds.

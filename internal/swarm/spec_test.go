@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"encoding/base64"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -203,5 +204,18 @@ func TestFillPlaceholders(t *testing.T) {
 	got := FillPlaceholders("a@@PROTOBENCH_LABEL_X@@b@@PROTOBENCH_LABEL_Y@@c", map[string]string{"PROTOBENCH_LABEL_X": "1"})
 	if got != "a1bc" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// TestUnderlayMTU reads the MTU of the interface that holds an address, capped at Ethernet's.
+func TestUnderlayMTU(t *testing.T) {
+	if got := underlayMTU(net.ParseIP("127.0.0.1")); got != 1500 {
+		t.Errorf("underlayMTU(127.0.0.1) = %d; want loopback's MTU capped at 1500", got)
+	}
+	if got := underlayMTU(net.ParseIP("192.0.2.254")); got != 0 {
+		t.Errorf("underlayMTU of an address no interface holds = %d; want 0", got)
+	}
+	if got := underlayMTU(nil); got != 0 {
+		t.Errorf("underlayMTU(nil) = %d; want 0", got)
 	}
 }

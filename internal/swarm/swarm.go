@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os/exec"
 	"sort"
 	"strconv"
@@ -175,9 +176,46 @@ func (c *Client) EnsureNetwork(ctx context.Context) error {
 		}
 		return nil
 	}
-	_, err := c.run(ctx, "network", "create", "--driver", "overlay", "--attachable",
-		"--label", ProjectLabel+"="+c.Project, name)
+	args := []string{"network", "create", "--driver", "overlay", "--attachable", "--label", ProjectLabel + "=" + c.Project}
+	if addr, err := c.run(ctx, "info", "--format", "{{.Swarm.NodeAddr}}"); err == nil {
+		if mtu := underlayMTU(net.ParseIP(strings.TrimSpace(addr))); mtu > 0 {
+			args = append(args, "--opt", fmt.Sprintf("%s=%d", mtuOption, mtu))
+		}
+	}
+	_, err := c.run(ctx, append(args, name)...)
 	return err
+}
+
+// mtuOption is the overlay driver's option for the MTU of the network under it; its tasks get 50
+// bytes less (the VXLAN header).
+const mtuOption = "com.docker.network.driver.mtu"
+
+// underlayMTU is the MTU of the local interface that holds addr (the address this node
+// advertises to the swarm, which VXLAN packets leave by), at most 1500, or 0 when no interface
+// holds it. Without the option the overlay assumes 1500, which on a LAN of a smaller MTU (1400
+// on the build machine's eth0) makes full-size packets too big for the path between hosts. The
+// cap keeps a loopback advertise address (MTU 65536, a single node) at Ethernet's size, so a
+// single node measures with the packet size two hosts would use.
+func underlayMTU(addr net.IP) int {
+	if addr == nil {
+		return 0
+	}
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return 0
+	}
+	for _, ifc := range ifaces {
+		addrs, err := ifc.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && ipn.IP.Equal(addr) {
+				return min(ifc.MTU, 1500)
+			}
+		}
+	}
+	return 0
 }
 
 // Network is the project's overlay network as docker describes it.
