@@ -20,6 +20,10 @@ const cleanupDeadline = 30 * time.Second
 // hurriedRemoveTimeout bounds the forced removal after a second signal.
 const hurriedRemoveTimeout = 5 * time.Second
 
+// forceReserve is the part of cleanupDeadline kept for the forced removal: a graceful down that
+// runs out of time must leave the forced one time to work, or it would fail at once.
+const forceReserve = 10 * time.Second
+
 // remover is what teardown needs from the compose client.
 type remover interface {
 	Down(ctx context.Context) error
@@ -36,6 +40,10 @@ type teardown struct {
 	docker  string
 	log     io.Writer
 
+	// budget bounds the whole teardown and reserve is the part of it kept for the forced
+	// removal (cleanupDeadline and forceReserve; tests shorten them).
+	budget, reserve time.Duration
+
 	// hint, when set, replaces the compose wording of what is left and how to remove it (a
 	// swarm run leaves services, a network and configs).
 	hint string
@@ -46,7 +54,8 @@ type teardown struct {
 }
 
 func newTeardown(c remover, project, docker string, log io.Writer) *teardown {
-	return &teardown{c: c, project: project, docker: docker, log: log, seen: map[string]string{}}
+	return &teardown{c: c, project: project, docker: docker, log: log, seen: map[string]string{},
+		budget: cleanupDeadline, reserve: forceReserve}
 }
 
 func (t *teardown) arm() {
@@ -75,11 +84,11 @@ func (t *teardown) run(hurry context.Context) bool {
 	if !armed {
 		return true
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(hurry), cleanupDeadline)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(hurry), t.budget)
 	defer cancel()
 	var lastErr error
 	if hurry.Err() == nil {
-		graceful, stop := context.WithCancel(ctx)
+		graceful, stop := context.WithTimeout(ctx, t.budget-t.reserve)
 		go func() {
 			select {
 			case <-hurry.Done():

@@ -1,0 +1,41 @@
+package runner
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+)
+
+// hangingDown is a compose whose `down` never returns before its deadline (a daemon that stopped
+// answering to compose), while removal by label still works.
+type hangingDown struct{ forcedWithTime time.Duration }
+
+func (h *hangingDown) Down(ctx context.Context) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (h *hangingDown) ForceRemove(ctx context.Context) error {
+	if dl, ok := ctx.Deadline(); ok {
+		h.forcedWithTime = time.Until(dl)
+	}
+	return ctx.Err()
+}
+
+func (h *hangingDown) ProjectContainers(context.Context) ([]string, error) { return nil, nil }
+
+// TestTeardownKeepsTimeForTheForcedRemoval checks that a graceful down that runs out of time
+// leaves the forced removal its reserve instead of an expired context.
+func TestTeardownKeepsTimeForTheForcedRemoval(t *testing.T) {
+	h := &hangingDown{}
+	td := newTeardown(h, "pb", "docker", io.Discard)
+	td.budget, td.reserve = 600*time.Millisecond, 300*time.Millisecond
+	td.arm()
+	if !td.run(context.Background()) {
+		t.Fatal("teardown gave up although the forced removal had time left")
+	}
+	if h.forcedWithTime < 200*time.Millisecond {
+		t.Fatalf("forced removal got %s of its 300ms reserve", h.forcedWithTime)
+	}
+}
