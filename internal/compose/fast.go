@@ -218,8 +218,10 @@ func envKey(env map[string]string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// fill replaces per-run placeholders with their values from env.
-func fill(s string, env map[string]string) string {
+// Fill replaces per-run placeholders (@@PROTOBENCH_LABEL_*@@, rendered so that one `compose config`
+// serves every run) with their values from env; one without a value becomes empty. The fast path
+// and the swarm engine both start containers from the rendered services with it.
+func Fill(s string, env map[string]string) string {
 	if !strings.Contains(s, "@@") {
 		return s
 	}
@@ -274,7 +276,7 @@ func (c *Client) DockerArgs(f FastContainer) []string {
 		"--label", "com.docker.compose.container-number=1")
 	labels := make([]string, 0, len(s.Labels))
 	for k, v := range s.Labels {
-		labels = append(labels, k+"="+fill(v, env))
+		labels = append(labels, k+"="+Fill(v, env))
 	}
 	sort.Strings(labels)
 	for _, l := range labels {
@@ -316,7 +318,7 @@ func (c *Client) DockerArgs(f FastContainer) []string {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if v := s.Environment[k]; v != nil {
-			args = append(args, "-e", k+"="+fill(*v, env))
+			args = append(args, "-e", k+"="+Fill(*v, env))
 		} else if v, ok := env[k]; ok {
 			// compose passes a variable listed without a value through from its environment.
 			args = append(args, "-e", k+"="+v)

@@ -201,11 +201,11 @@ func Translate(s *compose.Service, o FromCompose) ServiceSpec {
 	}
 	spec.ContainerLabels["com.docker.compose.service"] = s.Name
 	for k, v := range s.Labels {
-		spec.ContainerLabels[k] = FillPlaceholders(v, o.Env)
+		spec.ContainerLabels[k] = compose.Fill(v, o.Env)
 	}
 	for k, v := range s.Environment {
 		if v != nil {
-			spec.Env[k] = FillPlaceholders(*v, o.Env)
+			spec.Env[k] = compose.Fill(*v, o.Env)
 		} else if pv, ok := o.Env[k]; ok {
 			// compose passes a variable listed without a value through from its environment.
 			spec.Env[k] = pv
@@ -250,24 +250,6 @@ func splitVolume(v string) (src, dst string, readOnly bool) {
 	}
 	mode := parts[len(parts)-1]
 	return strings.Join(parts[:len(parts)-2], ":"), parts[len(parts)-2], strings.Contains(","+mode+",", ",ro,")
-}
-
-// FillPlaceholders puts the per-run values into a string of a rendered compose service. The
-// compose client renders the variables that change with every run (PROTOBENCH_LABEL_*, the step
-// labels) as @@NAME@@ placeholders so that one `compose config` serves every run, and fills
-// them when the docker CLI starts a container; a swarm service needs the same, from outside the
-// compose package. A placeholder without a value becomes empty, as compose's ${VAR:-} would.
-func FillPlaceholders(s string, env map[string]string) string {
-	for strings.Contains(s, "@@PROTOBENCH_LABEL_") {
-		i := strings.Index(s, "@@PROTOBENCH_LABEL_")
-		j := strings.Index(s[i+2:], "@@")
-		if j < 0 {
-			break
-		}
-		name := s[i+2 : i+2+j]
-		s = s[:i] + env[name] + s[i+2+j+2:]
-	}
-	return s
 }
 
 func sortedPairs(m map[string]string) []string {

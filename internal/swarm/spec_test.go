@@ -200,8 +200,8 @@ func TestUnpackTransfer(t *testing.T) {
 	}
 }
 
-func TestFillPlaceholders(t *testing.T) {
-	got := FillPlaceholders("a@@PROTOBENCH_LABEL_X@@b@@PROTOBENCH_LABEL_Y@@c", map[string]string{"PROTOBENCH_LABEL_X": "1"})
+func TestComposeFillForServices(t *testing.T) {
+	got := compose.Fill("a@@PROTOBENCH_LABEL_X@@b@@PROTOBENCH_LABEL_Y@@c", map[string]string{"PROTOBENCH_LABEL_X": "1"})
 	if got != "a1bc" {
 		t.Errorf("got %q", got)
 	}
