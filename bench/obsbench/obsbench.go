@@ -43,7 +43,7 @@ import (
 // Budget is the most the stack may cost, in percent of throughput or of p99 (issue 13).
 const Budget = 3.0
 
-// minTrialsForVerdict is the fewest trials per arm for an interval and a verdict.
+// minTrialsForVerdict is the fewest repeats (on/off pairs) for an interval and a verdict.
 const minTrialsForVerdict = 3
 
 type options struct {
@@ -88,7 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.connections, "connections", 16, "generator connections (one request in flight each)")
 	fs.IntVar(&o.serverCore, "server-core", 0, "core the server is pinned to")
 	fs.IntVar(&o.clientCore, "client-core", 1, "core the generator is pinned to")
-	fs.StringVar(&o.obsCPUs, "obs-cpus", "", "cpuset of the observability containers (default: every core but the server's and the client's; unpinned when there is none)")
+	fs.StringVar(&o.obsCPUs, "obs-cpus", "", "cpuset of the observability containers (default: where a run puts them: every core but the server's and the client's, or the client's core when no other is left)")
 	fs.StringVar(&o.scrapeInterval, "scrape-interval", "1s", "Prometheus scrape interval (the stack's is 1s)")
 	fs.StringVar(&o.housekeeping, "housekeeping", "1s", "cAdvisor housekeeping interval (the stack's is 1s)")
 	fs.StringVar(&o.outDir, "out", "", "folder for the raw results (default: a new temporary folder)")
@@ -153,12 +153,12 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.obsCPUs == "" {
-		o.obsCPUs = otherCores(o.serverCore, o.clientCore)
+		o.obsCPUs = stackCores(o.serverCore, o.clientCore)
 	}
 	fmt.Fprintf(stdout, "bench-observability: %s; server on core %d, generator on core %d, stack on cpus %q; %d x %s per arm; raw files in %s\n",
-		o.tool, o.serverCore, o.clientCore, orUnpinned(o.obsCPUs), o.repeats, o.duration, o.outDir)
-	if o.obsCPUs == "" {
-		fmt.Fprintln(stdout, "bench-observability: warning: no core left for the stack, which then competes with the step: the cost measured here is an upper bound")
+		o.tool, o.serverCore, o.clientCore, o.obsCPUs, o.repeats, o.duration, o.outDir)
+	if o.obsCPUs == strconv.Itoa(o.clientCore) {
+		fmt.Fprintln(stdout, "bench-observability: no spare core: the stack shares the generator's core, as it does in a run on this host (scenario.AutoLayout)")
 	}
 
 	srv, err := startServer(ctx, root, o)
@@ -267,13 +267,17 @@ func scrapeSizes(ctx context.Context, promURL string) []string {
 	return out
 }
 
-// report prints the cost of the stack in throughput and p99 with 95 % intervals (median ratios,
-// percentile bootstrap) and the cores its containers used.
+// report prints the cost of the stack in throughput and p99 with 95 % intervals and the cores its
+// containers used. Each repeat's two trials run back to back, so the cost is taken pair by pair
+// (the median of the per-repeat on/off ratios, bootstrapped over repeats): this VM's throughput
+// drifts by a third over minutes, and drift that moves both trials of a pair cancels in its ratio.
 func report(w io.Writer, trials []trial) {
 	var onRPS, offRPS, onP99, offP99 []float64
 	cores := map[string][]float64{}
+	on, off := map[int]trial{}, map[int]trial{}
 	for _, t := range trials {
 		if t.StackOn {
+			on[t.Repeat] = t
 			onRPS, onP99 = append(onRPS, t.RPS), append(onP99, t.P99Ms)
 			total := 0.0
 			for name, c := range t.Cores {
@@ -282,13 +286,22 @@ func report(w io.Writer, trials []trial) {
 			}
 			cores["total"] = append(cores["total"], total)
 		} else {
+			off[t.Repeat] = t
 			offRPS, offP99 = append(offRPS, t.RPS), append(offP99, t.P99Ms)
 		}
 	}
-	rpsRatio, rpsCI := stats.Ratio(onRPS, offRPS, 0.95)
-	p99Ratio, p99CI := stats.Ratio(onP99, offP99, 0.95)
-	// Below 3 trials an arm, a bootstrap interval is the range of two values: no verdict from it.
-	if len(onRPS) < minTrialsForVerdict || len(offRPS) < minTrialsForVerdict {
+	var pairOnRPS, pairOffRPS, pairOnP99, pairOffP99 []float64
+	for rep, a := range on {
+		if b, ok := off[rep]; ok {
+			pairOnRPS, pairOffRPS = append(pairOnRPS, a.RPS), append(pairOffRPS, b.RPS)
+			pairOnP99, pairOffP99 = append(pairOnP99, a.P99Ms), append(pairOffP99, b.P99Ms)
+		}
+	}
+	pairs := len(pairOnRPS)
+	rpsRatio, rpsCI := stats.PairedRatio(pairOnRPS, pairOffRPS, 0.95)
+	p99Ratio, p99CI := stats.PairedRatio(pairOnP99, pairOffP99, 0.95)
+	// Below 3 pairs, a bootstrap interval is the range of two values: no verdict from it.
+	if pairs < minTrialsForVerdict {
 		rpsCI.OK, p99CI.OK = false, false
 	}
 	// Throughput lost is 1 - on/off; p99 added is on/off - 1: both positive when watching costs.
@@ -297,7 +310,7 @@ func report(w io.Writer, trials []trial) {
 
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\tstack on (median)\tstack off (median)\tcost\t95 % interval\tverdict")
+	fmt.Fprintln(tw, "\tstack on (median)\tstack off (median)\tcost (paired)\t95 % interval\tverdict")
 	fmt.Fprintf(tw, "throughput\t%.0f req/s\t%.0f req/s\t%+.2f %%\t%s\t%s\n", stats.Median(onRPS), stats.Median(offRPS), rpsCost, interval(rpsLo, rpsHi, rpsCI.OK), verdict(rpsCost, rpsHi, rpsCI.OK))
 	fmt.Fprintf(tw, "p99 latency\t%.3f ms\t%.3f ms\t%+.2f %%\t%s\t%s\n", stats.Median(onP99), stats.Median(offP99), p99Cost, interval(p99Lo, p99Hi, p99CI.OK), verdict(p99Cost, p99Hi, p99CI.OK))
 	tw.Flush()
@@ -308,12 +321,13 @@ func report(w io.Writer, trials []trial) {
 			fmt.Fprintf(w, "  %-14s %.3f\n", name, stats.Mean(cores[name]))
 		}
 	}
-	fmt.Fprintf(w, "\ncost = 1 - on/off for throughput and on/off - 1 for p99, from the medians of %d trials per arm; budget %.0f %%.\n", len(onRPS), Budget)
+	fmt.Fprintf(w, "\ncost = 1 - on/off for throughput and on/off - 1 for p99: the median over %d repeats of each repeat's ratio\n"+
+		"(its two trials run back to back), with a bootstrap interval over repeats; budget %.0f %%.\n", pairs, Budget)
 }
 
 func interval(lo, hi float64, ok bool) string {
 	if !ok {
-		return fmt.Sprintf("n/a (needs %d+ trials per arm)", minTrialsForVerdict)
+		return fmt.Sprintf("n/a (needs %d+ repeats)", minTrialsForVerdict)
 	}
 	return fmt.Sprintf("[%+.2f, %+.2f] %%", lo, hi)
 }
@@ -338,11 +352,14 @@ func onOff(on bool) string {
 	return "off"
 }
 
-func orUnpinned(s string) string {
-	if s == "" {
-		return "unpinned"
+// stackCores is where a run on this host puts the observability stack (scenario.AutoLayout): the
+// cores neither the server nor the generator has, or, when none is left, the generator's core, so
+// that the server's core stays its own.
+func stackCores(server, client int) string {
+	if rest := otherCores(server, client); rest != "" {
+		return rest
 	}
-	return s
+	return strconv.Itoa(client)
 }
 
 // otherCores is every online core but the two given, as a cpuset list; empty when none is left.

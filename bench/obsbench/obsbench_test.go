@@ -35,11 +35,11 @@ func TestReportSignsAndVerdicts(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		jitter := float64(i) * 0.001
 		slow = append(slow,
-			trial{StackOn: true, RPS: 9000 * (1 + jitter), P99Ms: 1.1 * (1 + jitter), Cores: map[string]float64{"prometheus": 0.02, "cadvisor": 0.05}},
-			trial{StackOn: false, RPS: 10000 * (1 + jitter), P99Ms: 1.0 * (1 + jitter)})
+			trial{Repeat: i, StackOn: true, RPS: 9000 * (1 + jitter), P99Ms: 1.1 * (1 + jitter), Cores: map[string]float64{"prometheus": 0.02, "cadvisor": 0.05}},
+			trial{Repeat: i, StackOn: false, RPS: 10000 * (1 + jitter), P99Ms: 1.0 * (1 + jitter)})
 		same = append(same,
-			trial{StackOn: true, RPS: 10000 * (1 + jitter), P99Ms: 1.0 * (1 + jitter)},
-			trial{StackOn: false, RPS: 10000 * (1 + jitter), P99Ms: 1.0 * (1 + jitter)})
+			trial{Repeat: i, StackOn: true, RPS: 10000 * (1 + jitter), P99Ms: 1.0 * (1 + jitter)},
+			trial{Repeat: i, StackOn: false, RPS: 10000 * (1 + jitter), P99Ms: 1.0 * (1 + jitter)})
 	}
 	var b bytes.Buffer
 	report(&b, slow)
@@ -55,9 +55,9 @@ func TestReportSignsAndVerdicts(t *testing.T) {
 		t.Errorf("report of equal arms:\n%s", out)
 	}
 	b.Reset()
-	report(&b, slow[:4]) // two trials per arm
+	report(&b, slow[:4]) // two repeats
 	if out := b.String(); strings.Contains(out, "OVER") || strings.Contains(out, "under") || !strings.Contains(out, "no interval") {
-		t.Errorf("report of two trials per arm gives a verdict:\n%s", out)
+		t.Errorf("report of two repeats gives a verdict:\n%s", out)
 	}
 }
 
@@ -82,5 +82,23 @@ func TestStackFlagsComeFromCompose(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("node-exporter flags %q lack %q", got, want)
 		}
+	}
+}
+
+// TestReportPairsRepeats: a 1 % cost inside each repeat while the machine's speed drifts by a
+// third from repeat to repeat is shown under the budget, since the cost is taken pair by pair.
+func TestReportPairsRepeats(t *testing.T) {
+	var trials []trial
+	for i, level := range []float64{27000, 39000, 31000, 35000, 29000, 37000} {
+		wobble := 1 + 0.001*float64(i%3-1)
+		trials = append(trials,
+			trial{Repeat: i, StackOn: true, RPS: 0.99 * level * wobble, P99Ms: 1.01 * 30000 / level},
+			trial{Repeat: i, StackOn: false, RPS: level, P99Ms: 30000 / level})
+	}
+	var b bytes.Buffer
+	report(&b, trials)
+	out := b.String()
+	if !strings.Contains(out, "throughput") || strings.Count(out, "under 3 %") != 2 {
+		t.Errorf("a 1 %% paired cost under a drift of a third is not shown under the budget:\n%s", out)
 	}
 }

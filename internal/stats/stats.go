@@ -121,6 +121,28 @@ func Ratio(num, den []float64, level float64) (float64, Interval) {
 	return ratio, percentileInterval(stats, level)
 }
 
+// PairedRatio is the median of the per-pair ratios num[i]/den[i] with its percentile-bootstrap
+// interval, resampling whole pairs. It is for measurements taken side by side (the same step with
+// and without something, one right after the other): drift that moves both members of a pair
+// cancels in their ratio, so the interval reflects only the noise within pairs, where Ratio would
+// count the drift between pairs as well. Pairs with a zero denominator are dropped; the interval
+// is missing with fewer than 2 pairs left. num and den must be the same length.
+func PairedRatio(num, den []float64, level float64) (float64, Interval) {
+	if len(num) != len(den) {
+		return math.NaN(), Interval{}
+	}
+	ratios := make([]float64, 0, len(num))
+	for i := range num {
+		if den[i] != 0 {
+			ratios = append(ratios, num[i]/den[i])
+		}
+	}
+	if len(ratios) == 0 {
+		return math.NaN(), Interval{}
+	}
+	return Median(ratios), MedianCI(ratios, level)
+}
+
 // Summary is what a report shows for one metric over repeats.
 type Summary struct {
 	N      int

@@ -113,6 +113,29 @@ func TestRatio(t *testing.T) {
 	}
 }
 
+// TestPairedRatio: drift that moves both members of each pair leaves the paired interval tight
+// where the unpaired one spans the drift; mismatched lengths and zero denominators are refused.
+func TestPairedRatio(t *testing.T) {
+	var on, off []float64
+	for i, level := range []float64{27000, 39000, 31000, 35000, 29000, 37000, 33000} {
+		wobble := 1 + 0.002*float64(i%3-1)
+		on, off = append(on, 0.98*level*wobble), append(off, level)
+	}
+	r, iv := PairedRatio(on, off, 0.95)
+	if math.Abs(r-0.98) > 0.0025 || !iv.OK || iv.Lo < 0.975 || iv.Hi > 0.985 {
+		t.Errorf("PairedRatio = %v %+v, want 0.98 within [0.975, 0.985]", r, iv)
+	}
+	if _, unpaired := Ratio(on, off, 0.95); unpaired.Hi-unpaired.Lo < 10*(iv.Hi-iv.Lo) {
+		t.Errorf("unpaired interval %+v is not much wider than the paired %+v: the test data has no drift", unpaired, iv)
+	}
+	if r, iv := PairedRatio([]float64{1, 2}, []float64{1}, 0.95); !math.IsNaN(r) || iv.OK {
+		t.Errorf("lengths 2 and 1: %v %+v, want NaN and no interval", r, iv)
+	}
+	if r, iv := PairedRatio([]float64{1, 2}, []float64{0, 2}, 0.95); r != 1 || iv.OK {
+		t.Errorf("one usable pair: %v %+v, want 1 and no interval", r, iv)
+	}
+}
+
 func TestSummarize(t *testing.T) {
 	s := Summarize([]float64{10, 12, 11, 14, 13})
 	want := Summary{N: 5, Median: 12, Mean: 12, StdDev: math.Sqrt(2.5), CV: math.Sqrt(2.5) / 12, Min: 10, Max: 14,
