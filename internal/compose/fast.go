@@ -252,6 +252,22 @@ type FastContainer struct {
 	OneOff     bool              // a run-once tool container, removed when it exits
 }
 
+// UlimitArgs spells ulimits (soft, hard) as the docker CLI's --ulimit flags, which `docker run`
+// and `docker service create` share, sorted by name so that a command line reads the same twice.
+func UlimitArgs(ulimits map[string][2]int64) []string {
+	names := make([]string, 0, len(ulimits))
+	for k := range ulimits {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	args := make([]string, 0, 2*len(names))
+	for _, k := range names {
+		l := ulimits[k]
+		args = append(args, "--ulimit", fmt.Sprintf("%s=%d:%d", k, l[0], l[1]))
+	}
+	return args
+}
+
 // DockerArgs is the docker CLI command line (without the docker program) that makes f: `run -d`
 // for a long-lived container, `run --rm` for a one-off.
 func (c *Client) DockerArgs(f FastContainer) []string {
@@ -291,15 +307,7 @@ func (c *Client) DockerArgs(f FastContainer) []string {
 	if s.Memory != "" {
 		args = append(args, "--memory", s.Memory)
 	}
-	names := make([]string, 0, len(s.Ulimits))
-	for k := range s.Ulimits {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		l := s.Ulimits[k]
-		args = append(args, "--ulimit", fmt.Sprintf("%s=%d:%d", k, l[0], l[1]))
-	}
+	args = append(args, UlimitArgs(s.Ulimits)...)
 	if s.User != "" {
 		args = append(args, "--user", s.User)
 	}

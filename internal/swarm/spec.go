@@ -104,15 +104,7 @@ func (s ServiceSpec) CreateArgs() []string {
 	if s.Memory != "" {
 		args = append(args, "--limit-memory", s.Memory)
 	}
-	names := make([]string, 0, len(s.Ulimits))
-	for k := range s.Ulimits {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		l := s.Ulimits[k]
-		args = append(args, "--ulimit", fmt.Sprintf("%s=%d:%d", k, l[0], l[1]))
-	}
+	args = append(args, compose.UlimitArgs(s.Ulimits)...)
 	if s.User != "" {
 		args = append(args, "--user", s.User)
 	}
