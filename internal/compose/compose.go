@@ -422,11 +422,16 @@ func (c *Client) compose(ctx context.Context, env map[string]string, args ...str
 // composeStatus runs a compose command and returns its exit status; err only when it could not
 // run. On cancellation compose gets SIGTERM first, so it can stop what it started.
 func (c *Client) composeStatus(ctx context.Context, env map[string]string, stdout, stderr io.Writer, args ...string) (int, error) {
-	line := c.CommandLine(args...)
 	if c.opts.DryRun {
-		fmt.Fprintf(c.opts.Log, "+ %s%s\n", envPrefix(c.opts.Env, env), quoteLine(line))
+		fmt.Fprintf(c.opts.Log, "+ %s%s\n", envPrefix(c.opts.Env, env), quoteLine(c.CommandLine(args...)))
 		return 0, nil
 	}
+	return c.composeReadOnly(ctx, env, stdout, stderr, args...)
+}
+
+// composeReadOnly runs a compose command that changes nothing (config), in a dry run too.
+func (c *Client) composeReadOnly(ctx context.Context, env map[string]string, stdout, stderr io.Writer, args ...string) (int, error) {
+	line := c.CommandLine(args...)
 	cmd := exec.CommandContext(ctx, line[0], line[1:]...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	merged := c.environment(env)

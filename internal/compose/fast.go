@@ -178,7 +178,9 @@ func (c *Client) ServiceSpec(ctx context.Context, service string, env map[string
 	c.fast.mu.Unlock()
 	if !ok {
 		var out, errOut bytes.Buffer
-		code, err := c.composeStatus(ctx, stable, &out, &errOut, "config")
+		// config only reads the files: a dry run renders too (the swarm engine's dry run
+		// prints the services it makes from the rendering).
+		code, err := c.composeReadOnly(ctx, stable, &out, &errOut, "config")
 		if err == nil && code != 0 {
 			err = fmt.Errorf("%s config exited with %d: %s", c.command[0], code, firstLine(errOut.String()))
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/scenario"
+	"github.com/protobench/protobench/internal/stepinfo"
 	"github.com/protobench/protobench/internal/targets"
 	"github.com/protobench/protobench/internal/tool"
 )
@@ -165,7 +166,7 @@ func runCommand(sigs *signals, opts Options, given map[string]bool) int {
 		composeVersion: cc.Version() + " (" + cc.Kind() + ")",
 		images:         set,
 		imageEnv:       images.EnvVars(set),
-		observability:  []string{"prometheus", "cadvisor", "node-exporter"},
+		observability:  append([]string{}, observabilityServices...),
 		planFlags:      PlanFlags{Quick: opts.Quick, Repeat: opts.Repeat, Only: opts.Only, Tools: opts.Tools},
 		previous:       prev,
 		teardown:       td,
@@ -350,13 +351,14 @@ func portSetting(env, def string) string {
 	return def
 }
 
+// observabilityServices are the compose services of the stack every run starts (Grafana is
+// added where its image is available).
+var observabilityServices = []string{"prometheus", "cadvisor", "node-exporter"}
+
 // dryRun prints the plan and the exact commands of the first run, without starting anything.
 func dryRun(ctx context.Context, opts Options, plan *scenario.Plan) int {
 	if err := plan.Print(opts.Stdout); err != nil {
 		return 1
-	}
-	if opts.Engine == EngineSwarm {
-		fmt.Fprintln(opts.Stdout, "\n(--engine swarm: each container below becomes a swarm service made from the same compose service; the compose commands show what it runs)")
 	}
 	copts := compose.Options{Dir: filepath.Join(opts.RepoRoot, "compose"), DryRun: true, Log: opts.Stdout, ProjectName: opts.Project, Docker: opts.Docker}
 	if opts.Publish {
@@ -379,19 +381,35 @@ func dryRun(ctx context.Context, opts Options, plan *scenario.Plan) int {
 	if len(plan.Runs) == 0 {
 		return 0
 	}
-	fmt.Fprintf(opts.Stdout, "\ncommands for the first run (%s):\n", plan.Runs[0].ID)
-	sr := &stepRunner{stack: &composeStack{c: cc, docker: opts.Docker}, meter: nullMeter{}, scenario: plan.Scenario.Name, runID: "dry-run",
-		resultDir: os.TempDir(), rawMount: "/raw", project: opts.Project, log: func(string, ...any) {}}
 	tmp, err := os.MkdirTemp("", "protobench-dry-run-")
 	if err != nil {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	sr.resultDir = tmp
-	if err := os.MkdirAll(filepath.Join(tmp, "raw"), 0o755); err != nil {
+	raw := filepath.Join(tmp, "raw")
+	if err := os.MkdirAll(raw, 0o755); err != nil {
 		return 1
 	}
-	sr.run(ctx, plan, plan.Runs[0])
+	cs := &composeStack{c: cc, docker: opts.Docker}
+	var stack Stack = cs
+	if opts.Engine == EngineSwarm {
+		d := newSwarmDryStack(cs, opts.Project, opts.RepoRoot, raw, opts.Stdout)
+		fmt.Fprintf(opts.Stdout, "\nswarm commands of the observability stack (planned for a single node without role labels):\n")
+		upEnv := map[string]string{"PROTOBENCH_RAW_DIR": raw, "PROTOBENCH_OBS_CPUSET": plan.Layout.ObservabilityCPUSet, "PROTOBENCH_TOOL_USER": toolUser()}
+		if err := d.Up(ctx, upEnv, observabilityServices...); err != nil {
+			fmt.Fprintln(opts.Stderr, "protobench:", err)
+			return 1
+		}
+		stack = d
+	}
+	first := plan.Runs[0]
+	fmt.Fprintf(opts.Stdout, "\ncommands for the first run (%s):\n", first.ID)
+	// Labelled as a run labels its containers, so the commands carry the step's labels.
+	step := stepinfo.Step{RunID: "dry-run", Scenario: plan.Scenario.Name, Step: first.Step, Repeat: first.Repeat, Target: first.Target, Tool: first.Tool}
+	stack = &labelledStack{Stack: stack, env: step.ComposeEnv()}
+	sr := &stepRunner{stack: stack, meter: nullMeter{}, scenario: plan.Scenario.Name, runID: "dry-run",
+		resultDir: tmp, rawMount: "/raw", project: opts.Project, log: func(string, ...any) {}}
+	sr.run(ctx, plan, first)
 	return 0
 }
 

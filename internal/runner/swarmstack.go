@@ -236,7 +236,9 @@ func (s *swarmStack) Up(ctx context.Context, env map[string]string, services ...
 				s.log("Grafana is not started on the swarm (its dashboards are files of this checkout); import dashboards/*.json into a Grafana of your own pointed at %s", "the run's Prometheus")
 				continue
 			}
-			spec, err := s.observabilityService(ctx, svc)
+			spec, err := s.observabilityService(ctx, svc, func(cfg []byte) (string, error) {
+				return s.sw.CreateConfig(ctx, "prometheus", cfg)
+			})
 			if err != nil {
 				return err
 			}
@@ -258,7 +260,8 @@ func (s *swarmStack) Up(ctx context.Context, env map[string]string, services ...
 }
 
 // observabilityService is the swarm service of Prometheus, cAdvisor or node-exporter.
-func (s *swarmStack) observabilityService(ctx context.Context, svc string) (swarm.ServiceSpec, error) {
+// Prometheus' configuration becomes a swarm config through makeConfig, which returns its name.
+func (s *swarmStack) observabilityService(ctx context.Context, svc string, makeConfig func([]byte) (string, error)) (swarm.ServiceSpec, error) {
 	cs, err := s.c.ServiceSpec(ctx, svc, s.base)
 	if err != nil {
 		return swarm.ServiceSpec{}, err
@@ -286,7 +289,7 @@ func (s *swarmStack) observabilityService(ctx context.Context, svc string) (swar
 	if err != nil {
 		return spec, err
 	}
-	name, err := s.sw.CreateConfig(ctx, "prometheus", cfg)
+	name, err := makeConfig(cfg)
 	if err != nil {
 		return spec, err
 	}
@@ -373,18 +376,13 @@ func (s *swarmStack) server(service string) (*swarmServer, bool) {
 func (s *swarmStack) Recreate(ctx context.Context, service string, env map[string]string) error {
 	env = s.with(env)
 	return s.bounded(ctx, recreateTimeout, func(ctx context.Context) error {
-		cs, err := s.c.ServiceSpec(ctx, service, env)
+		cs, spec, err := s.serverService(ctx, service, env)
 		if err != nil {
 			return err
 		}
 		if old, ok := s.server(service); ok {
 			_ = s.sw.RemoveService(ctx, old.name)
 		}
-		o := s.from(service, env)
-		o.Role = s.place.constraint(swarm.RoleServer)
-		o.Scrape, o.ScrapePort = "servers", metricsPort(cs)
-		spec := swarm.Translate(cs, o)
-		spec.DNSRR, spec.RestartNone, spec.NoHealthcheck = true, true, true
 		_ = s.sw.RemoveService(ctx, spec.Name)
 		if _, err := s.sw.CreateService(ctx, spec); err != nil {
 			return err
@@ -406,6 +404,21 @@ func (s *swarmStack) Recreate(ctx context.Context, service string, env map[strin
 		s.td.note(t.ContainerID, "server "+service)
 		return err
 	})
+}
+
+// serverService is the one-task service of a step's server, on a server node, found by its
+// compose name on the overlay (dnsrr, so no IPVS VIP is in the path), never restarted.
+func (s *swarmStack) serverService(ctx context.Context, service string, env map[string]string) (*compose.Service, swarm.ServiceSpec, error) {
+	cs, err := s.c.ServiceSpec(ctx, service, env)
+	if err != nil {
+		return nil, swarm.ServiceSpec{}, err
+	}
+	o := s.from(service, env)
+	o.Role = s.place.constraint(swarm.RoleServer)
+	o.Scrape, o.ScrapePort = "servers", metricsPort(cs)
+	spec := swarm.Translate(cs, o)
+	spec.DNSRR, spec.RestartNone, spec.NoHealthcheck = true, true, true
+	return cs, spec, nil
 }
 
 // metricsPort is where a server serves /metrics: its PROTOBENCH_METRICS_LISTEN, 9100 otherwise.
@@ -572,61 +585,12 @@ func (s *swarmStack) Run(ctx context.Context, o OneOff) ([]byte, []byte, int, er
 	var stdout, stderr []byte
 	code := -1
 	err := s.bounded(ctx, o.Limit, func(ctx context.Context) error {
-		cs, err := s.c.ServiceSpec(ctx, o.Service, env)
+		jobs, merge, notes, err := s.toolJobs(ctx, o, env)
 		if err != nil {
 			return err
 		}
-		inputs := map[string][]byte{}
-		for _, name := range o.Inputs {
-			b, err := os.ReadFile(filepath.Join(s.rawDir, filepath.Base(name)))
-			if err != nil {
-				return fmt.Errorf("input %s: %w", name, err)
-			}
-			inputs[filepath.Base(name)] = b
-		}
-		clients := s.place.clients
-		argv := [][]string{o.Args}
-		var merge func(map[string][]byte) (map[string][]byte, error)
-		var notes []string
-		switch {
-		case s.place.single:
-			clients = []swarm.Node{s.place.self}
-		case len(clients) > 1 && o.Parts != nil:
-			parts, m, perr := o.Parts(len(clients))
-			if perr != nil {
-				notes = append(notes, fmt.Sprintf("ran on one of %d client nodes: %v", len(clients), perr))
-				clients = clients[:1]
-			} else {
-				argv, merge = parts, m
-				notes = append(notes, fmt.Sprintf("load split among %d client nodes, histograms merged", len(clients)))
-			}
-		case len(clients) > 1:
-			notes = append(notes, fmt.Sprintf("ran on one of %d client nodes: %s cannot split its load", len(clients), o.Service))
-			clients = clients[:1]
-		}
-		jobs := make([]swarm.Job, len(argv))
-		for k := range argv {
-			s.mu.Lock()
-			s.seq++
-			seq := s.seq
-			s.mu.Unlock()
-			f := s.from(o.Service, env)
-			f.Name = fmt.Sprintf("%s-%d", o.Name, seq)
-			f.Role = s.place.constraint(swarm.RoleClient)
-			if o.Service == "loadgen" {
-				f.Scrape, f.ScrapePort = "loadgen", 9102
-			}
-			spec := swarm.Translate(cs, f)
-			if len(argv) > 1 {
-				spec.Constraints = append(spec.Constraints, "node.id=="+clients[k].ID)
-			}
-			if o.Entrypoint != "" {
-				spec.Entrypoint = []string{o.Entrypoint}
-			}
-			spec.Args = argv[k]
-			spec.NoHealthcheck = true
-			jobs[k] = swarm.Job{Spec: spec, RawDir: rawMountPath, Inputs: inputs}
-			s.td.note(spec.Name, "load tool "+o.Service)
+		for _, j := range jobs {
+			s.td.note(j.Spec.Name, "load tool "+o.Service)
 		}
 		res := make([]swarm.JobResult, len(jobs))
 		errs := make([]error, len(jobs))
@@ -699,6 +663,68 @@ func (s *swarmStack) Run(ctx context.Context, o OneOff) ([]byte, []byte, int, er
 		return nil
 	})
 	return stdout, stderr, code, err
+}
+
+// toolJobs are the run-once jobs of a tool's run: one on a client node, or, when several client
+// nodes share a step that can be split, one per client node with its part of the load, whose
+// files merge joins. notes say where the load ran when it could not be split.
+func (s *swarmStack) toolJobs(ctx context.Context, o OneOff, env map[string]string) ([]swarm.Job, func(map[string][]byte) (map[string][]byte, error), []string, error) {
+	cs, err := s.c.ServiceSpec(ctx, o.Service, env)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	inputs := map[string][]byte{}
+	for _, name := range o.Inputs {
+		b, err := os.ReadFile(filepath.Join(s.rawDir, filepath.Base(name)))
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("input %s: %w", name, err)
+		}
+		inputs[filepath.Base(name)] = b
+	}
+	clients := s.place.clients
+	argv := [][]string{o.Args}
+	var merge func(map[string][]byte) (map[string][]byte, error)
+	var notes []string
+	switch {
+	case s.place.single:
+		clients = []swarm.Node{s.place.self}
+	case len(clients) > 1 && o.Parts != nil:
+		parts, m, perr := o.Parts(len(clients))
+		if perr != nil {
+			notes = append(notes, fmt.Sprintf("ran on one of %d client nodes: %v", len(clients), perr))
+			clients = clients[:1]
+		} else {
+			argv, merge = parts, m
+			notes = append(notes, fmt.Sprintf("load split among %d client nodes, histograms merged", len(clients)))
+		}
+	case len(clients) > 1:
+		notes = append(notes, fmt.Sprintf("ran on one of %d client nodes: %s cannot split its load", len(clients), o.Service))
+		clients = clients[:1]
+	}
+	jobs := make([]swarm.Job, len(argv))
+	for k := range argv {
+		s.mu.Lock()
+		s.seq++
+		seq := s.seq
+		s.mu.Unlock()
+		f := s.from(o.Service, env)
+		f.Name = fmt.Sprintf("%s-%d", o.Name, seq)
+		f.Role = s.place.constraint(swarm.RoleClient)
+		if o.Service == "loadgen" {
+			f.Scrape, f.ScrapePort = "loadgen", 9102
+		}
+		spec := swarm.Translate(cs, f)
+		if len(argv) > 1 {
+			spec.Constraints = append(spec.Constraints, "node.id=="+clients[k].ID)
+		}
+		if o.Entrypoint != "" {
+			spec.Entrypoint = []string{o.Entrypoint}
+		}
+		spec.Args = argv[k]
+		spec.NoHealthcheck = true
+		jobs[k] = swarm.Job{Spec: spec, RawDir: rawMountPath, Inputs: inputs}
+	}
+	return jobs, merge, notes, nil
 }
 
 // annotate adds where a run ran to its record, and resets for the next run.

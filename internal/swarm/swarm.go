@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os/exec"
 	"sort"
@@ -176,14 +177,20 @@ func (c *Client) EnsureNetwork(ctx context.Context) error {
 		}
 		return nil
 	}
+	_, err := c.run(ctx, c.networkCreateArgs(ctx)...)
+	return err
+}
+
+// networkCreateArgs creates the project's network with the MTU of the interface this node
+// advertises to the swarm, when docker says which that is.
+func (c *Client) networkCreateArgs(ctx context.Context) []string {
 	args := []string{"network", "create", "--driver", "overlay", "--attachable", "--label", ProjectLabel + "=" + c.Project}
 	if addr, err := c.run(ctx, "info", "--format", "{{.Swarm.NodeAddr}}"); err == nil {
 		if mtu := underlayMTU(net.ParseIP(strings.TrimSpace(addr))); mtu > 0 {
 			args = append(args, "--opt", fmt.Sprintf("%s=%d", mtuOption, mtu))
 		}
 	}
-	_, err := c.run(ctx, append(args, name)...)
-	return err
+	return append(args, c.NetworkName())
 }
 
 // mtuOption is the overlay driver's option for the MTU of the network under it; its tasks get 50
@@ -258,13 +265,8 @@ func (c *Client) CreateConfig(ctx context.Context, name string, data []byte) (st
 	if len(data) > maxConfigBytes {
 		return "", fmt.Errorf("config %s: %d bytes is more than a swarm config holds (%d)", name, len(data), maxConfigBytes)
 	}
-	suffix := "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	full := c.Project + "-" + sanitize(name)
-	if len(full) > 64-len(suffix) {
-		full = full[:64-len(suffix)]
-	}
-	full += suffix
-	cmd := exec.CommandContext(ctx, c.Docker, "config", "create", "--label", ProjectLabel+"="+c.Project, full, "-")
+	full := c.configName(name, strconv.FormatInt(time.Now().UnixNano(), 36))
+	cmd := exec.CommandContext(ctx, c.Docker, c.configCreateArgs(full)...)
 	cmd.Stdin = bytes.NewReader(data)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -272,6 +274,21 @@ func (c *Client) CreateConfig(ctx context.Context, name string, data []byte) (st
 		return "", fmt.Errorf("docker config create %s: %v: %s", full, err, firstLine(errOut.String()))
 	}
 	return full, nil
+}
+
+// configName is the project's config name for name, made unique by suffix and cut to the 64
+// characters swarm allows.
+func (c *Client) configName(name, suffix string) string {
+	suffix = "-" + suffix
+	full := c.Project + "-" + sanitize(name)
+	if len(full) > 64-len(suffix) {
+		full = full[:64-len(suffix)]
+	}
+	return full + suffix
+}
+
+func (c *Client) configCreateArgs(full string) []string {
+	return []string{"config", "create", "--label", ProjectLabel + "=" + c.Project, full, "-"}
 }
 
 // maxConfigBytes is swarm's limit on one config (500 KiB).
@@ -292,19 +309,24 @@ func (c *Client) RemoveConfigs(ctx context.Context, names ...string) error {
 // CreateService creates the service spec describes and returns its ID; it does not wait for
 // its tasks.
 func (c *Client) CreateService(ctx context.Context, spec ServiceSpec) (string, error) {
-	if spec.Labels == nil {
-		spec.Labels = map[string]string{}
-	}
-	spec.Labels[ProjectLabel] = c.Project
-	if spec.ContainerLabels == nil {
-		spec.ContainerLabels = map[string]string{}
-	}
-	spec.ContainerLabels[ProjectLabel] = c.Project
-	out, err := c.run(ctx, spec.CreateArgs()...)
+	out, err := c.run(ctx, c.owned(spec).CreateArgs()...)
 	if err != nil {
 		return "", err
 	}
 	return strings.TrimSpace(out), nil
+}
+
+// owned is spec with the project's label on the service and its containers, by which List and
+// RemoveAll find everything of the project's.
+func (c *Client) owned(spec ServiceSpec) ServiceSpec {
+	withProject := func(m map[string]string) map[string]string {
+		out := map[string]string{}
+		maps.Copy(out, m)
+		out[ProjectLabel] = c.Project
+		return out
+	}
+	spec.Labels, spec.ContainerLabels = withProject(spec.Labels), withProject(spec.ContainerLabels)
+	return spec
 }
 
 // StopService scales a replicated service to no tasks and waits until its task has stopped, on

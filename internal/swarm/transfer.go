@@ -99,6 +99,13 @@ func WrapJob(j Job) (ServiceSpec, error) {
 	return spec, nil
 }
 
+// InputMount puts config, which holds input name, at its place in RawDir, owned by the job's
+// user (spec is the wrapped job, WrapJob's).
+func (j Job) InputMount(spec ServiceSpec, name, config string) ConfigMount {
+	uid, gid, _ := strings.Cut(spec.User, ":")
+	return ConfigMount{Config: config, Target: path.Join(j.RawDir, name), UID: uid, GID: gid}
+}
+
 // RunJob runs j to its end on the swarm and returns what its tool printed, its exit status and
 // the files it wrote. err is set when the tool's result could not be had (the task was rejected,
 // ctx ended, the transfer is missing); the job's service and configs are removed in every case.
@@ -114,14 +121,13 @@ func (c *Client) RunJob(ctx context.Context, j Job) (JobResult, error) {
 		_ = c.RemoveService(cctx, spec.Name)
 		_ = c.RemoveConfigs(cctx, configs...)
 	}()
-	uid, gid, _ := strings.Cut(spec.User, ":")
 	for name, data := range j.Inputs {
 		cfg, err := c.CreateConfig(ctx, "in-"+name, data)
 		if err != nil {
 			return res, err
 		}
 		configs = append(configs, cfg)
-		spec.Configs = append(spec.Configs, ConfigMount{Config: cfg, Target: path.Join(j.RawDir, name), UID: uid, GID: gid})
+		spec.Configs = append(spec.Configs, j.InputMount(spec, name, cfg))
 	}
 	if _, err := c.CreateService(ctx, spec); err != nil {
 		return res, err
