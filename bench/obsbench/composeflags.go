@@ -5,33 +5,129 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// composeCommands reads cAdvisor's and node-exporter's command lines from the compose file, so
-// that the stack this benchmark measures is the one runs use, collector for collector, and a
-// change there is measured here without a second copy to keep in step.
-func composeCommands(root string) (cadvisor, nodeExporter []string, err error) {
+// observability is what the benchmark takes from the compose files, so that the stack it measures
+// is the one runs use, and a change there is measured here without a second copy to keep in step:
+// cAdvisor's and node-exporter's command lines, the CPU weight of each observability container,
+// and Prometheus' scrape settings per job.
+type observability struct {
+	cadvisorFlags, nodeFlags []string
+	cpuShares                map[string]int // service -> cpu_shares; absent: Docker's default
+	scrape                   scrapeSettings
+}
+
+// scrapeSettings are compose/prometheus/prometheus.yml's global interval and each job's own
+// settings where it has them.
+type scrapeSettings struct {
+	Global struct {
+		Interval string `yaml:"scrape_interval"`
+	} `yaml:"global"`
+	Jobs []scrapeJob `yaml:"scrape_configs"`
+}
+
+type scrapeJob struct {
+	Name            string `yaml:"job_name"`
+	Interval        string `yaml:"scrape_interval"`
+	Timeout         string `yaml:"scrape_timeout"`
+	HonorLabels     bool   `yaml:"honor_labels"`
+	HonorTimestamps *bool  `yaml:"honor_timestamps"`
+}
+
+// obsServices are the compose services the benchmark starts.
+var obsServices = []string{"prometheus", "cadvisor", "node-exporter"}
+
+func readObservability(root string) (observability, error) {
+	var o observability
 	path := filepath.Join(root, "compose", "docker-compose.yml")
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, err
+		return o, err
 	}
 	var file struct {
 		Services map[string]struct {
-			Command []string `yaml:"command"`
+			Command   []string `yaml:"command"`
+			CPUShares string   `yaml:"cpu_shares"`
 		} `yaml:"services"`
 	}
 	if err := yaml.Unmarshal(b, &file); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return o, fmt.Errorf("%s: %w", path, err)
 	}
-	cadvisor, nodeExporter = file.Services["cadvisor"].Command, file.Services["node-exporter"].Command
-	if len(cadvisor) == 0 || len(nodeExporter) == 0 {
-		return nil, nil, fmt.Errorf("%s: services.cadvisor.command and services.node-exporter.command must be lists of flags", path)
+	o.cadvisorFlags, o.nodeFlags = file.Services["cadvisor"].Command, file.Services["node-exporter"].Command
+	if len(o.cadvisorFlags) == 0 || len(o.nodeFlags) == 0 {
+		return o, fmt.Errorf("%s: services.cadvisor.command and services.node-exporter.command must be lists of flags", path)
 	}
-	return cadvisor, nodeExporter, nil
+	o.cpuShares = map[string]int{}
+	for _, name := range obsServices {
+		v := file.Services[name].CPUShares
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 2 {
+			return o, fmt.Errorf("%s: services.%s.cpu_shares %q: want a whole number of at least 2", path, name, v)
+		}
+		o.cpuShares[name] = n
+	}
+	promPath := filepath.Join(root, "compose", "prometheus", "prometheus.yml")
+	if b, err = os.ReadFile(promPath); err != nil {
+		return o, err
+	}
+	if err := yaml.Unmarshal(b, &o.scrape); err != nil {
+		return o, fmt.Errorf("%s: %w", promPath, err)
+	}
+	if o.scrape.Global.Interval == "" {
+		return o, fmt.Errorf("%s: global.scrape_interval is missing", promPath)
+	}
+	return o, nil
+}
+
+// prometheusConfig is compose's Prometheus configuration with the benchmark's own addresses for
+// its jobs (the stack runs on the host network here). interval, when set, replaces the global
+// scrape interval; jobs with an interval of their own keep it. A job the benchmark has no
+// address for is an error, so a new job in compose cannot go unmeasured.
+func (s scrapeSettings) prometheusConfig(interval string, targets map[string]string, labels map[string]map[string]string) (string, error) {
+	if interval == "" {
+		interval = s.Global.Interval
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "global:\n  scrape_interval: %[1]s\n  scrape_timeout: %[1]s\n  evaluation_interval: %[1]s\nscrape_configs:\n", interval)
+	for _, j := range s.Jobs {
+		addr, ok := targets[j.Name]
+		if !ok {
+			return "", fmt.Errorf("compose/prometheus/prometheus.yml: job %q has no counterpart in bench-observability", j.Name)
+		}
+		fmt.Fprintf(&b, "  - job_name: %q\n", j.Name)
+		if j.Interval != "" {
+			fmt.Fprintf(&b, "    scrape_interval: %s\n", j.Interval)
+		}
+		if j.Timeout != "" {
+			fmt.Fprintf(&b, "    scrape_timeout: %s\n", j.Timeout)
+		}
+		if j.HonorLabels {
+			b.WriteString("    honor_labels: true\n")
+		}
+		if j.HonorTimestamps != nil {
+			fmt.Fprintf(&b, "    honor_timestamps: %t\n", *j.HonorTimestamps)
+		}
+		fmt.Fprintf(&b, "    static_configs: [{targets: [%q]", addr)
+		if l := labels[j.Name]; len(l) > 0 {
+			b.WriteString(", labels: {")
+			for i, k := range sortedKeys(l) {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "%s: %q", k, l[k])
+			}
+			b.WriteString("}")
+		}
+		b.WriteString("}]\n")
+	}
+	return b.String(), nil
 }
 
 // withFlags returns flags with every --name=value of set replacing the compose file's value of
@@ -56,7 +152,7 @@ func withFlags(flags []string, set map[string]string) []string {
 	return out
 }
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

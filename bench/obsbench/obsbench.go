@@ -1,11 +1,11 @@
 // Package obsbench is `protobench bench-observability`: what watching a benchmark costs. It runs one
-// step (the gRPC server on its own core, protobench's generator on another) again and again, with
-// the observability stack working and with it paused, interleaved, and prints the throughput and
-// p99 cost with 95 % intervals, and the cores the stack itself used.
+// step (the gRPC server on its own core, protobench's generator on another, in its container as in
+// a run) again and again, with the observability stack working and with it paused, interleaved,
+// and prints the throughput and p99 cost with 95 % intervals, and the cores the stack itself used.
 //
-// The stack is the one a run uses, with the same settings: Prometheus scraping every target every
-// second (the server's and the generator's /metrics, cAdvisor, node-exporter), cAdvisor with
-// 1 s housekeeping and the compose file's metric set, node-exporter; all from the images
+// The stack is the one a run uses, with the settings read from the compose files: Prometheus'
+// jobs and intervals (the server's and the generator's /metrics, cAdvisor, node-exporter),
+// cAdvisor's and node-exporter's flags, and each container's CPU weight; all from the images
 // `protobench images build` made, on the host network, pinned to the observability cores. "Off"
 // trials pause its containers (docker pause freezes them: no scrape, no housekeeping), so both
 // arms run against the same server process and the same page cache, and switching costs a second.
@@ -52,11 +52,14 @@ type options struct {
 	connections              int
 	serverCore, clientCore   int
 	obsCPUs                  string
-	scrapeInterval           string
+	scrapeInterval           string // empty: compose's global interval
 	housekeeping             string
+	cpuShares                int // 0: compose's cpu_shares per service
 	outDir                   string
 	keep                     bool
 	tool                     string // protobench or k6
+	design                   string // blocks or trials
+	block                    time.Duration
 }
 
 // Command runs `protobench bench-observability` and returns the exit code: 0 when it ran (whatever
@@ -81,15 +84,18 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("bench-observability", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.DurationVar(&o.duration, "duration", 30*time.Second, "measured length of each trial")
+	fs.DurationVar(&o.duration, "duration", 30*time.Second, "measured length of each trial (trial design)")
 	fs.DurationVar(&o.warmup, "warmup", 3*time.Second, "generator warm-up before each trial's window (not measured)")
 	fs.DurationVar(&o.settle, "settle", 2*time.Second, "pause after switching the stack on or off, before the trial")
-	fs.IntVar(&o.repeats, "repeats", 5, "trials per arm (stack on, stack off), interleaved")
+	fs.IntVar(&o.repeats, "repeats", 0, "on/off pairs: blocks (default 40) or trials (default 5)")
+	fs.StringVar(&o.design, "design", "", "blocks: one generator run, the stack switched every --block, adjacent blocks paired (protobench's default); trials: a generator run per trial, --duration each (k6's, and its only design)")
+	fs.DurationVar(&o.block, "block", 5*time.Second, "length of each block in the block design; --settle of it after a switch is left out")
 	fs.IntVar(&o.connections, "connections", 16, "generator connections (one request in flight each)")
 	fs.IntVar(&o.serverCore, "server-core", 0, "core the server is pinned to")
 	fs.IntVar(&o.clientCore, "client-core", 1, "core the generator is pinned to")
 	fs.StringVar(&o.obsCPUs, "obs-cpus", "", "cpuset of the observability containers (default: where a run puts them: every core but the server's and the client's, or the client's core when no other is left)")
-	fs.StringVar(&o.scrapeInterval, "scrape-interval", "1s", "Prometheus scrape interval (the stack's is 1s)")
+	fs.StringVar(&o.scrapeInterval, "scrape-interval", "", "Prometheus' global scrape interval (default: compose/prometheus/prometheus.yml's; jobs with their own keep it)")
+	fs.IntVar(&o.cpuShares, "cpu-shares", 0, "CPU weight of every observability container (default: each compose service's cpu_shares; Docker's default is 1024)")
 	fs.StringVar(&o.housekeeping, "housekeeping", "1s", "cAdvisor housekeeping interval (the stack's is 1s)")
 	fs.StringVar(&o.outDir, "out", "", "folder for the raw results (default: a new temporary folder)")
 	fs.StringVar(&o.tool, "tool", "protobench", "load tool: protobench (its live metrics scraped every second) or k6 (remote write every second while the stack is on)")
@@ -97,11 +103,29 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	if o.design == "" {
+		o.design = "blocks"
+		if o.tool == "k6" {
+			o.design = "trials"
+		}
+	}
+	if o.repeats == 0 {
+		o.repeats = 5
+		if o.design == "blocks" {
+			o.repeats = 40
+		}
+	}
 	switch {
 	case fs.NArg() > 0:
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case o.design != "blocks" && o.design != "trials":
+		return o, fmt.Errorf("--design %q: want blocks or trials", o.design)
+	case o.design == "blocks" && o.tool == "k6":
+		return o, fmt.Errorf("--design blocks needs --tool protobench: k6's remote write cannot be switched within a run")
+	case o.design == "blocks" && o.block < o.settle+time.Second:
+		return o, fmt.Errorf("--block %s: want at least --settle (%s) plus 1s, so that each block keeps a whole second", o.block, o.settle)
 	case o.repeats < 1:
-		return o, fmt.Errorf("--repeats %d: want at least 1 (3 or more for an interval)", o.repeats)
+		return o, fmt.Errorf("--repeats %d: want at least 1 (3 or more for an interval), or 0 for the design's default", o.repeats)
 	case o.duration < time.Second:
 		return o, fmt.Errorf("--duration %s: want at least 1s", o.duration)
 	case o.serverCore == o.clientCore:
@@ -110,8 +134,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--connections %d: want at least 1", o.connections)
 	case o.tool != "protobench" && o.tool != "k6":
 		return o, fmt.Errorf("--tool %q: want protobench or k6", o.tool)
+	case o.cpuShares != 0 && o.cpuShares < 2:
+		return o, fmt.Errorf("--cpu-shares %d: want at least 2 (Docker's smallest weight), or 0 for compose's", o.cpuShares)
 	}
 	for _, d := range []struct{ flag, v string }{{"--scrape-interval", o.scrapeInterval}, {"--housekeeping", o.housekeeping}} {
+		if d.v == "" && d.flag == "--scrape-interval" {
+			continue
+		}
 		if v, err := time.ParseDuration(d.v); err != nil || v <= 0 {
 			return o, fmt.Errorf("%s %q: want a positive duration such as 1s", d.flag, d.v)
 		}
@@ -132,16 +161,12 @@ type trial struct {
 }
 
 func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
-	for _, bin := range []string{"taskset", "docker", "go"} {
+	for _, bin := range []string{"taskset", "docker", "go"} { // taskset pins the server, go builds it
 		if _, err := exec.LookPath(bin); err != nil {
 			return fmt.Errorf("%s not found: it is needed to pin, build and run the step", bin)
 		}
 	}
 	root, err := repo.Root()
-	if err != nil {
-		return err
-	}
-	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
@@ -167,7 +192,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	defer srv.stop()
 
-	wanted := []string{images.Prometheus, images.Cadvisor, images.NodeExporter}
+	wanted := []string{images.Prometheus, images.Cadvisor, images.NodeExporter, images.Protobench}
 	if o.tool == "k6" {
 		wanted = append(wanted, images.K6)
 	}
@@ -186,10 +211,23 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if !o.keep {
 		defer st.remove()
 	}
-	fmt.Fprintf(stdout, "bench-observability: stack up (Prometheus at http://%s)\n", st.promAddr)
+	fmt.Fprintf(stdout, "bench-observability: stack up (Prometheus at http://%s), started with:\n", st.promAddr)
+	for _, l := range st.settings {
+		fmt.Fprintln(stdout, "  "+l)
+	}
+	if err := os.WriteFile(filepath.Join(o.outDir, "settings.txt"), []byte(strings.Join(st.settings, "\n")+"\n"), 0o644); err != nil {
+		return err
+	}
 
 	var trials []trial
-	for rep := 0; rep < o.repeats; rep++ {
+	if o.design == "blocks" {
+		fmt.Fprintf(stdout, "bench-observability: block design, %d pairs of %s blocks in one %s generator run, %s after each switch left out\n",
+			o.repeats, o.block, time.Duration(2*o.repeats+2)*o.block, o.settle)
+		if trials, err = runBlocks(ctx, set[images.Protobench].Ref, o, st, srv.addr, loadMetrics, stdout); err != nil {
+			return err
+		}
+	}
+	for rep := 0; o.design == "trials" && rep < o.repeats; rep++ {
 		order := []bool{true, false}
 		if rep%2 == 1 {
 			order = []bool{false, true}
@@ -211,7 +249,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 				}
 				tr, err = runK6(ctx, o, set[images.K6].Ref, srv.addr, promURL, fmt.Sprintf("r%d-%s", rep, onOff(on)))
 			} else {
-				tr, err = runLoad(ctx, self, o, srv.addr, loadMetrics, filepath.Join(o.outDir, fmt.Sprintf("r%d-%s.json", rep, onOff(on))))
+				tr, err = runLoad(ctx, set[images.Protobench].Ref, o, srv.addr, loadMetrics, filepath.Join(o.outDir, fmt.Sprintf("r%d-%s.json", rep, onOff(on))))
 			}
 			if err != nil {
 				return err
@@ -321,8 +359,8 @@ func report(w io.Writer, trials []trial) {
 			fmt.Fprintf(w, "  %-14s %.3f\n", name, stats.Mean(cores[name]))
 		}
 	}
-	fmt.Fprintf(w, "\ncost = 1 - on/off for throughput and on/off - 1 for p99: the median over %d repeats of each repeat's ratio\n"+
-		"(its two trials run back to back), with a bootstrap interval over repeats; budget %.0f %%.\n", pairs, Budget)
+	fmt.Fprintf(w, "\ncost = 1 - on/off for throughput and on/off - 1 for p99: the median over %d pairs of each pair's ratio\n"+
+		"(its two arms back to back: two trials, or two adjacent blocks of one run), with a bootstrap interval over pairs; budget %.0f %%.\n", pairs, Budget)
 }
 
 func interval(lo, hi float64, ok bool) string {
@@ -460,13 +498,22 @@ func waitHTTP(ctx context.Context, url string, timeout time.Duration) error {
 	}
 }
 
-// runLoad runs protobench's generator (this binary's `load`) on the client core, serving its live
-// metrics where Prometheus scrapes them, and reads its JSON result.
-func runLoad(ctx context.Context, self string, o options, target, metrics, out string) (trial, error) {
-	cmd := exec.CommandContext(ctx, "taskset", "-c", strconv.Itoa(o.clientCore), self, "load",
-		"--target", "grpc://"+target, "--method", "GetUser", "--connections", strconv.Itoa(o.connections), "--concurrency", "1",
-		"--duration", o.duration.String(), "--warmup", o.warmup.String(), "--out", out, "--progress", "off",
-		"--metrics-listen", metrics, "--label", "scenario=bench-observability")
+// runLoad runs protobench's generator from its image, as a run's loadgen container: on the client
+// core with a 1-cpu quota, in a container of its own, so that it weighs against the stack's
+// containers on a shared core as it does in a run (a process outside Docker's cgroup would weigh
+// against all of Docker's containers together). It serves its live metrics where Prometheus
+// scrapes them, and its JSON result lands in the raw folder.
+func runLoad(ctx context.Context, image string, o options, target, metrics, out string) (trial, error) {
+	absDir, err := filepath.Abs(filepath.Dir(out))
+	if err != nil {
+		return trial{}, err
+	}
+	args := []string{"run", "--rm", "--network", "host", "--cpuset-cpus", strconv.Itoa(o.clientCore), "--cpus", "1",
+		"--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), "-v", absDir + ":/raw", "--entrypoint", "protobench", image, "load",
+		"--target", "grpc://" + target, "--method", "GetUser", "--connections", strconv.Itoa(o.connections), "--concurrency", "1",
+		"--duration", o.duration.String(), "--warmup", o.warmup.String(), "--out", "/raw/" + filepath.Base(out), "--progress", "off",
+		"--metrics-listen", metrics, "--label", "scenario=bench-observability"}
+	cmd := exec.CommandContext(ctx, "docker", args...)
 	cmd.Stdout = io.Discard
 	stderr, err := os.Create(out + ".stderr")
 	if err != nil {

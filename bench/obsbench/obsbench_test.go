@@ -3,19 +3,27 @@ package obsbench
 import (
 	"bytes"
 	"io"
+	"math"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestFlagsRejectBadInput(t *testing.T) {
 	cases := map[string][]string{
-		"--repeats":         {"--repeats", "0"},
+		"--repeats":         {"--repeats", "-1"},
 		"are both 1":        {"--server-core", "1", "--client-core", "1"},
 		"--scrape-interval": {"--scrape-interval", "often"},
+		"--cpu-shares":      {"--cpu-shares", "1"},
 		"--housekeeping":    {"--housekeeping", "-1s"},
 		"--duration":        {"--duration", "10ms"},
 		"unexpected":        {"extra"},
+		"--design":          {"--design", "random"},
+		"k6's remote write": {"--tool", "k6", "--design", "blocks"},
+		"--block":           {"--block", "1s", "--settle", "1s"},
 	}
 	for want, args := range cases {
 		_, err := parseFlags(args, io.Discard)
@@ -64,9 +72,15 @@ func TestReportSignsAndVerdicts(t *testing.T) {
 // TestStackFlagsComeFromCompose checks the benchmark's cAdvisor and node-exporter run with the
 // compose file's flags, with only the ports and the housekeeping interval replaced.
 func TestStackFlagsComeFromCompose(t *testing.T) {
-	cadvisor, node, err := composeCommands(filepath.Join("..", ".."))
+	obs, err := readObservability(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
+	}
+	cadvisor, node := obs.cadvisorFlags, obs.nodeFlags
+	for _, svc := range obsServices {
+		if obs.cpuShares[svc] != 64 {
+			t.Errorf("%s: cpu_shares %d read from compose, want its 64", svc, obs.cpuShares[svc])
+		}
 	}
 	got := strings.Join(withFlags(cadvisor, map[string]string{"--port": "1234", "--housekeeping_interval": "2s"}), " ")
 	for _, want := range []string{"--port=1234", "--housekeeping_interval=2s", "--docker_only=true", "--store_container_labels=true"} {
@@ -100,5 +114,105 @@ func TestReportPairsRepeats(t *testing.T) {
 	out := b.String()
 	if !strings.Contains(out, "throughput") || strings.Count(out, "under 3 %") != 2 {
 		t.Errorf("a 1 %% paired cost under a drift of a third is not shown under the budget:\n%s", out)
+	}
+}
+
+// TestPrometheusConfigFollowsCompose renders the benchmark's Prometheus configuration from
+// compose's: every compose job, its own interval and honor settings kept, the benchmark's
+// addresses, and a file promtool accepts. A compose job the benchmark cannot point anywhere is
+// refused.
+func TestPrometheusConfigFollowsCompose(t *testing.T) {
+	var s scrapeSettings
+	s.Global.Interval = "1s"
+	yes := true
+	s.Jobs = []scrapeJob{{Name: "prometheus", Interval: "10s"}, {Name: "cadvisor", HonorTimestamps: &yes}, {Name: "loadgen", HonorLabels: true}, {Name: "servers"}}
+	targets := map[string]string{"prometheus": "127.0.0.1:1", "cadvisor": "127.0.0.1:2", "loadgen": "127.0.0.1:3", "servers": "127.0.0.1:4"}
+	cfg, err := s.prometheusConfig("", targets, map[string]map[string]string{"servers": {"target": "grpc"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"scrape_interval: 1s\n", "job_name: \"prometheus\"\n    scrape_interval: 10s", "honor_timestamps: true", "honor_labels: true",
+		`targets: ["127.0.0.1:4"], labels: {target: "grpc"}`} {
+		if !strings.Contains(cfg, want) {
+			t.Errorf("config lacks %q:\n%s", want, cfg)
+		}
+	}
+	if cfg2, _ := s.prometheusConfig("2s", targets, nil); !strings.Contains(cfg2, "scrape_interval: 2s\n  scrape_timeout: 2s") || !strings.Contains(cfg2, "scrape_interval: 10s") {
+		t.Errorf("--scrape-interval 2s: want the global interval replaced and the job's own kept:\n%s", cfg2)
+	}
+	if promtool, err := exec.LookPath("promtool"); err == nil {
+		path := filepath.Join(t.TempDir(), "prometheus.yml")
+		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(promtool, "check", "config", path).CombinedOutput(); err != nil {
+			t.Errorf("promtool check config: %v\n%s", err, out)
+		}
+	}
+	delete(targets, "servers")
+	if _, err := s.prometheusConfig("", targets, nil); err == nil || !strings.Contains(err.Error(), `"servers"`) {
+		t.Errorf("a compose job without a benchmark address: error %v, want one naming it", err)
+	}
+	// The real compose file renders with the benchmark's five addresses.
+	obs, err := readObservability(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets["servers"], targets["node-exporter"] = "127.0.0.1:4", "127.0.0.1:5"
+	if _, err := obs.scrape.prometheusConfig("", targets, nil); err != nil {
+		t.Errorf("compose/prometheus/prometheus.yml: %v", err)
+	}
+}
+
+func TestBlockOrderIsABBA(t *testing.T) {
+	var got []bool
+	for k := 0; k < 8; k++ {
+		got = append(got, blockOn(k))
+	}
+	want := []bool{true, false, false, true, true, false, false, true}
+	for k := range want {
+		if got[k] != want[k] {
+			t.Fatalf("blocks on: %v, want %v", got, want)
+		}
+	}
+}
+
+// TestBlockTrials: seconds are counted for the block they lie in, those around a switch (before
+// it was done plus settle, or overlapping the next) are left out, and the stack's cores come from
+// the CPU read at the block's switches.
+func TestBlockTrials(t *testing.T) {
+	const start = 1000.0
+	// Ten seconds; second k completes 1000+k requests (k = 1..10) with p99 k ms.
+	var series []seriesPoint
+	for k := 1; k <= 10; k++ {
+		series = append(series, seriesPoint{TS: float64(k), Requests: int64(1000 + k), P99Ms: float64(k)})
+	}
+	switches := []blockSwitch{
+		{On: true, Begin: 1000.5, End: 1000.7, CPU: map[string]int64{"prometheus": 0}},
+		{On: false, Begin: 1005.2, End: 1005.3, CPU: map[string]int64{"prometheus": 450_000_000}},
+		{On: true, Begin: 1009.9, End: 1010.0, CPU: map[string]int64{"prometheus": 450_000_000}},
+	}
+	got := blockTrials(start, series, switches, time.Second)
+	if len(got) != 2 {
+		t.Fatalf("%d trials, want 2: %+v", len(got), got)
+	}
+	on, off := got[0], got[1]
+	// On: from 1001.7 to 1005.2, whole seconds 1002-1003, 1003-1004, 1004-1005 (k = 3, 4, 5).
+	if !on.StackOn || on.Requests != 1003+1004+1005 || on.Seconds != 3 || on.P99Ms != 4 {
+		t.Errorf("on block %+v, want seconds 3-5", on)
+	}
+	if c := on.Cores["prometheus"]; c < 0.0999 || c > 0.1001 {
+		t.Errorf("on block's prometheus cores %.4f, want 0.45 s over 4.5 s = 0.1", c)
+	}
+	// Off: from 1006.3 to 1009.9, whole seconds 1007-1008, 1008-1009 (k = 8, 9).
+	if off.StackOn || off.Requests != 1008+1009 || off.Seconds != 2 || off.Cores != nil || off.Repeat != 0 {
+		t.Errorf("off block %+v, want seconds 8-9 of pair 0", off)
+	}
+	if math.Abs(on.RPS-float64(1003+1004+1005)/3) > 1e-9 {
+		t.Errorf("on block throughput %.3f", on.RPS)
+	}
+	// A settle that leaves no whole second drops the block.
+	if got := blockTrials(start, series, switches, 3500*time.Millisecond); len(got) != 0 {
+		t.Errorf("settle 3.5 s: %d trials, want none", len(got))
 	}
 }

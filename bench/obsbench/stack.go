@@ -22,10 +22,11 @@ type stack struct {
 	promAddr   string
 	containers map[string]string // name -> container id
 	label      string
+	settings   []string // what the stack ran with, one line each, for the output and settings.txt
 }
 
 func startStack(ctx context.Context, root string, o options, set images.Set, serverMetrics, loadMetrics string) (*stack, error) {
-	cadvisorFlags, nodeFlags, err := composeCommands(root)
+	obs, err := readObservability(root)
 	if err != nil {
 		return nil, err
 	}
@@ -46,24 +47,15 @@ func startStack(ctx context.Context, root string, o options, set images.Set, ser
 	_, cadvisorPort, _ := strings.Cut(cadvisorAddr, ":")
 	st := &stack{promAddr: promAddr, containers: map[string]string{}, label: "protobench.obsbench=" + strconv.Itoa(os.Getpid())}
 
-	// The same scrape set as compose/prometheus/prometheus.yml, every target at the same interval.
-	config := fmt.Sprintf(`global:
-  scrape_interval: %[1]s
-  scrape_timeout: %[1]s
-  evaluation_interval: %[1]s
-scrape_configs:
-  - job_name: prometheus
-    static_configs: [{targets: [%[2]q]}]
-  - job_name: cadvisor
-    static_configs: [{targets: [%[3]q]}]
-  - job_name: node-exporter
-    static_configs: [{targets: [%[4]q]}]
-  - job_name: servers
-    static_configs: [{targets: [%[5]q], labels: {target: grpc}}]
-  - job_name: loadgen
-    honor_labels: true
-    static_configs: [{targets: [%[6]q]}]
-`, o.scrapeInterval, promAddr, cadvisorAddr, nodeAddr, serverMetrics, loadMetrics)
+	// compose/prometheus/prometheus.yml's jobs and intervals, each job pointed at this
+	// benchmark's process or container.
+	config, err := obs.scrape.prometheusConfig(o.scrapeInterval, map[string]string{
+		"prometheus": promAddr, "cadvisor": cadvisorAddr, "node-exporter": nodeAddr, "servers": serverMetrics, "loadgen": loadMetrics,
+	}, map[string]map[string]string{"servers": {"target": "grpc"}})
+	if err != nil {
+		return nil, err
+	}
+	st.settings = append(st.settings, "Prometheus configuration (from compose/prometheus/prometheus.yml): "+filepath.Join(o.outDir, "prometheus.yml"))
 	configPath := filepath.Join(o.outDir, "prometheus.yml")
 	if err := os.WriteFile(configPath, []byte(config), 0o644); err != nil {
 		return nil, err
@@ -72,28 +64,41 @@ scrape_configs:
 	if err != nil {
 		return nil, err
 	}
-	common := []string{"run", "-d", "--network", "host", "--label", st.label}
-	if o.obsCPUs != "" {
-		common = append(common, "--cpuset-cpus", o.obsCPUs)
+	// common is every container's docker run flags: where it runs and how much CPU weight it
+	// has against the generator on a shared core (compose's cpu_shares, or --cpu-shares).
+	common := func(service string) []string {
+		args := []string{"run", "-d", "--network", "host", "--label", st.label}
+		if o.obsCPUs != "" {
+			args = append(args, "--cpuset-cpus", o.obsCPUs)
+		}
+		shares := obs.cpuShares[service]
+		if o.cpuShares > 0 {
+			shares = o.cpuShares
+		}
+		if shares > 0 {
+			args = append(args, "--cpu-shares", strconv.Itoa(shares))
+		}
+		return args
 	}
 	specs := []struct {
 		name string
 		args []string
 	}{
-		{"prometheus", append(append([]string{}, common...), "-v", absConfig+":/etc/prometheus/prometheus.yml:ro", set[images.Prometheus].Ref,
+		{"prometheus", append(common("prometheus"), "-v", absConfig+":/etc/prometheus/prometheus.yml:ro", set[images.Prometheus].Ref,
 			"--config.file=/etc/prometheus/prometheus.yml", "--storage.tsdb.path=/prometheus",
 			"--web.listen-address="+promAddr, "--web.enable-remote-write-receiver")},
 		// cAdvisor and node-exporter run with the compose file's flags, but for their ports and
 		// cAdvisor's housekeeping interval, which this benchmark varies.
-		{"cadvisor", append(append(append([]string{}, common...),
+		{"cadvisor", append(append(common("cadvisor"),
 			"-v", "/:/rootfs:ro", "-v", "/var/run:/var/run:ro", "-v", "/sys:/sys:ro", "-v", "/var/lib/docker/:/var/lib/docker:ro",
-			set[images.Cadvisor].Ref), withFlags(cadvisorFlags, map[string]string{
+			set[images.Cadvisor].Ref), withFlags(obs.cadvisorFlags, map[string]string{
 			"--port": cadvisorPort, "--housekeeping_interval": o.housekeeping, "--max_housekeeping_interval": doubled(o.housekeeping)})...)},
-		{"node-exporter", append(append(append([]string{}, common...),
+		{"node-exporter", append(append(common("node-exporter"),
 			"-v", "/proc:/host/proc:ro", "-v", "/sys:/host/sys:ro", "-v", "/:/rootfs:ro", set[images.NodeExporter].Ref),
-			withFlags(nodeFlags, map[string]string{"--web.listen-address": nodeAddr})...)},
+			withFlags(obs.nodeFlags, map[string]string{"--web.listen-address": nodeAddr})...)},
 	}
 	for _, sp := range specs {
+		st.settings = append(st.settings, "docker "+strings.Join(sp.args, " "))
 		out, err := docker(ctx, sp.args...)
 		if err != nil {
 			st.remove()
