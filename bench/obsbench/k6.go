@@ -19,7 +19,7 @@ import (
 func runK6(ctx context.Context, o options, image, target, promURL, prefix string) (trial, error) {
 	inv := tool.Invocation{
 		Target: "grpc", Address: target, Scheme: "grpc", Method: "GetUser", Model: "closed",
-		Connections: o.connections, Concurrency: 1, Duration: o.duration,
+		Connections: o.connections, Concurrency: o.concurrency, Duration: o.duration,
 		RawDir: "/raw", RawPrefix: prefix,
 		Labels:        map[string]string{"run_id": "bench-observability", "step": prefix},
 		PrometheusURL: promURL,

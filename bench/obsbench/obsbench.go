@@ -49,7 +49,7 @@ const minTrialsForVerdict = 3
 type options struct {
 	duration, warmup, settle time.Duration
 	repeats                  int
-	connections              int
+	connections, concurrency int
 	serverCore, clientCore   int
 	obsCPUs                  string
 	scrapeInterval           string // empty: compose's global interval
@@ -90,7 +90,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.repeats, "repeats", 0, "on/off pairs: blocks (default 40) or trials (default 5)")
 	fs.StringVar(&o.design, "design", "", "blocks: one generator run, the stack switched every --block, adjacent blocks paired (protobench's default); trials: a generator run per trial, --duration each (k6's, and its only design)")
 	fs.DurationVar(&o.block, "block", 5*time.Second, "length of each block in the block design; --settle of it after a switch is left out")
-	fs.IntVar(&o.connections, "connections", 16, "generator connections (one request in flight each)")
+	fs.IntVar(&o.connections, "connections", 16, "generator connections")
+	fs.IntVar(&o.concurrency, "concurrency", 1, "requests in flight per connection (streams on one gRPC channel); the main job's headline is --connections 1 --concurrency 100")
 	fs.IntVar(&o.serverCore, "server-core", 0, "core the server is pinned to")
 	fs.IntVar(&o.clientCore, "client-core", 1, "core the generator is pinned to")
 	fs.StringVar(&o.obsCPUs, "obs-cpus", "", "cpuset of the observability containers (default: where a run puts them: every core but the server's and the client's, or the client's core when no other is left)")
@@ -132,6 +133,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--server-core and --client-core are both %d: the server and the generator need a core each", o.serverCore)
 	case o.connections < 1:
 		return o, fmt.Errorf("--connections %d: want at least 1", o.connections)
+	case o.concurrency < 1:
+		return o, fmt.Errorf("--concurrency %d: want at least 1", o.concurrency)
 	case o.tool != "protobench" && o.tool != "k6":
 		return o, fmt.Errorf("--tool %q: want protobench or k6", o.tool)
 	case o.cpuShares != 0 && o.cpuShares < 2:
@@ -180,8 +183,11 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if o.obsCPUs == "" {
 		o.obsCPUs = stackCores(o.serverCore, o.clientCore)
 	}
-	fmt.Fprintf(stdout, "bench-observability: %s; server on core %d, generator on core %d, stack on cpus %q; %d x %s per arm; raw files in %s\n",
-		o.tool, o.serverCore, o.clientCore, o.obsCPUs, o.repeats, o.duration, o.outDir)
+	fmt.Fprintf(stdout, "bench-observability: %s, GetUser on %d connection(s) x %d in flight; server on core %d, generator on core %d, stack on cpus %q; raw files in %s\n",
+		o.tool, o.connections, o.concurrency, o.serverCore, o.clientCore, o.obsCPUs, o.outDir)
+	if o.design == "trials" {
+		fmt.Fprintf(stdout, "bench-observability: trial design, %d x %s per arm\n", o.repeats, o.duration)
+	}
 	if o.obsCPUs == strconv.Itoa(o.clientCore) {
 		fmt.Fprintln(stdout, "bench-observability: no spare core: the stack shares the generator's core, as it does in a run on this host (scenario.AutoLayout)")
 	}
@@ -510,7 +516,7 @@ func runLoad(ctx context.Context, image string, o options, target, metrics, out 
 	}
 	args := []string{"run", "--rm", "--network", "host", "--cpuset-cpus", strconv.Itoa(o.clientCore), "--cpus", "1",
 		"--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), "-v", absDir + ":/raw", "--entrypoint", "protobench", image, "load",
-		"--target", "grpc://" + target, "--method", "GetUser", "--connections", strconv.Itoa(o.connections), "--concurrency", "1",
+		"--target", "grpc://" + target, "--method", "GetUser", "--connections", strconv.Itoa(o.connections), "--concurrency", strconv.Itoa(o.concurrency),
 		"--duration", o.duration.String(), "--warmup", o.warmup.String(), "--out", "/raw/" + filepath.Base(out), "--progress", "off",
 		"--metrics-listen", metrics, "--label", "scenario=bench-observability"}
 	cmd := exec.CommandContext(ctx, "docker", args...)

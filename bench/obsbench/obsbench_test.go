@@ -22,6 +22,7 @@ func TestFlagsRejectBadInput(t *testing.T) {
 		"--duration":        {"--duration", "10ms"},
 		"unexpected":        {"extra"},
 		"--design":          {"--design", "random"},
+		"--concurrency":     {"--concurrency", "0"},
 		"k6's remote write": {"--tool", "k6", "--design", "blocks"},
 		"--block":           {"--block", "1s", "--settle", "1s"},
 	}

@@ -139,12 +139,20 @@ type MetricsServer struct {
 	done chan struct{}
 }
 
-// ServeMetrics starts serving m on addr (host:port, ":9102").
-func ServeMetrics(addr string, m *LiveMetrics) (*MetricsServer, error) {
+// metricsHandler is the generator's /metrics handler, gzipped when Prometheus asks only if
+// compress. ServeMetrics does not compress: the answer crosses a local or compose network, and
+// gzip took a scrape from 1.2 to 1.9 ms of the generator's CPU, on the core it loads from
+// (BenchmarkLiveMetricsScrape).
+func metricsHandler(m *LiveMetrics, compress bool) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(m, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{DisableCompression: !compress})
+}
+
+// ServeMetrics starts serving m on addr (host:port, ":9102").
+func ServeMetrics(addr string, m *LiveMetrics) (*MetricsServer, error) {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", metricsHandler(m, false))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
