@@ -37,7 +37,7 @@ func runK6(ctx context.Context, o options, image, target, promURL, prefix string
 	if err != nil {
 		return trial{}, err
 	}
-	args := []string{"run", "--rm", "--network", "host", "--cpuset-cpus", strconv.Itoa(o.clientCore), "--cpus", "1",
+	args := []string{"run", "--rm", "--network", "host", "--cpuset-cpus", strconv.Itoa(o.clientCore), "--cpus", "1", "--label", o.label,
 		"--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), "-v", absOut + ":/raw", "--entrypoint", a.Program(), image}
 	args = append(args, a.Args(inv)...)
 	stdout, runErr := docker(ctx, args...)

@@ -60,6 +60,9 @@ type options struct {
 	tool                     string // protobench or k6
 	design                   string // blocks or trials
 	block                    time.Duration
+	// label marks the load tool's containers as the stack's are, so that the stack's removal
+	// also takes a tool container whose docker CLI was killed (Ctrl-C) before it ended.
+	label string
 }
 
 // Command runs `protobench bench-observability` and returns the exit code: 0 when it ran (whatever
@@ -217,6 +220,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if !o.keep {
 		defer st.remove()
 	}
+	o.label = st.label
 	fmt.Fprintf(stdout, "bench-observability: stack up (Prometheus at http://%s), started with:\n", st.promAddr)
 	for _, l := range st.settings {
 		fmt.Fprintln(stdout, "  "+l)
@@ -514,7 +518,7 @@ func runLoad(ctx context.Context, image string, o options, target, metrics, out 
 	if err != nil {
 		return trial{}, err
 	}
-	args := []string{"run", "--rm", "--network", "host", "--cpuset-cpus", strconv.Itoa(o.clientCore), "--cpus", "1",
+	args := []string{"run", "--rm", "--network", "host", "--cpuset-cpus", strconv.Itoa(o.clientCore), "--cpus", "1", "--label", o.label,
 		"--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), "-v", absDir + ":/raw", "--entrypoint", "protobench", image, "load",
 		"--target", "grpc://" + target, "--method", "GetUser", "--connections", strconv.Itoa(o.connections), "--concurrency", strconv.Itoa(o.concurrency),
 		"--duration", o.duration.String(), "--warmup", o.warmup.String(), "--out", "/raw/" + filepath.Base(out), "--progress", "off",
