@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -98,11 +97,10 @@ func runBlocks(ctx context.Context, image string, o options, st *stack, target, 
 		done <- loadResult{t, err}
 	}()
 	// The generator serves /metrics from its start; its window opens a warm-up later.
-	began, err := waitMetrics(ctx, "http://"+metrics+"/metrics", done)
-	if err != nil {
-		return nil, err
+	if err := waitHTTP(ctx, "http://"+metrics+"/metrics", 60*time.Second, done); err != nil {
+		return nil, fmt.Errorf("the generator: %w", err)
 	}
-	next := began.Add(o.warmup + o.block)
+	next := time.Now().Add(o.warmup + o.block)
 	var switches []blockSwitch
 	for k := 0; k <= blocks; k++ {
 		select {
@@ -135,18 +133,7 @@ func runBlocks(ctx context.Context, image string, o options, st *stack, target, 
 	if err := os.WriteFile(filepath.Join(o.outDir, "switches.json"), append(b, '\n'), 0o644); err != nil {
 		return nil, err
 	}
-	raw, err := os.ReadFile(out)
-	if err != nil {
-		return nil, err
-	}
-	var res struct {
-		StartUnix float64       `json:"start_unix"`
-		Series    []seriesPoint `json:"series"`
-	}
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("%s: %w", out, err)
-	}
-	trials := blockTrials(res.StartUnix, res.Series, switches, o.settle)
+	trials := blockTrials(r.t.startUnix, r.t.series, switches, o.settle)
 	if len(trials) < blocks {
 		return trials, fmt.Errorf("only %d of %d blocks had a whole second clear of the switches (block %s, settle %s): see %s and switches.json", len(trials), blocks, o.block, o.settle, out)
 	}
@@ -157,28 +144,6 @@ func runBlocks(ctx context.Context, image string, o options, st *stack, target, 
 type loadResult struct {
 	t   trial
 	err error
-}
-
-// waitMetrics waits until the generator answers on its metrics address, and returns when.
-func waitMetrics(ctx context.Context, url string, done <-chan loadResult) (time.Time, error) {
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			return time.Now(), nil
-		}
-		select {
-		case r := <-done:
-			return time.Time{}, fmt.Errorf("the generator ended before it served %s: %v", url, r.err)
-		case <-ctx.Done():
-			return time.Time{}, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return time.Time{}, fmt.Errorf("the generator did not serve %s within 60 s: %v", url, err)
-		}
-	}
 }
 
 func unix(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

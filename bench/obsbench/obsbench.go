@@ -164,6 +164,11 @@ type trial struct {
 	Errors   int64              `json:"errors"`
 	Seconds  float64            `json:"seconds"`
 	Cores    map[string]float64 `json:"stack_cores,omitempty"` // per container, stack-on trials only
+
+	// startUnix and series are the generator's measured window and its seconds, which the block
+	// design cuts into blocks; trials.json leaves them to the raw result file.
+	startUnix float64
+	series    []seriesPoint
 }
 
 func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
@@ -471,7 +476,7 @@ func startServer(ctx context.Context, root string, o options) (*server, error) {
 		logFile.Close()
 		close(s.exited)
 	}()
-	if err := waitHTTP(ctx, "http://"+metrics+"/healthz", 20*time.Second); err != nil {
+	if err := waitHTTP(ctx, "http://"+metrics+"/healthz", 20*time.Second, nil); err != nil {
 		s.stop()
 		return nil, fmt.Errorf("gRPC server not healthy (log: %s): %w", logPath, err)
 	}
@@ -488,7 +493,9 @@ func (s *server) stop() {
 	}
 }
 
-func waitHTTP(ctx context.Context, url string, timeout time.Duration) error {
+// waitHTTP waits until url answers 200. ended, when not nil, is the result of the process that
+// should answer: its end stops the wait at once.
+func waitHTTP(ctx context.Context, url string, timeout time.Duration, ended <-chan loadResult) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		resp, err := http.Get(url)
@@ -501,10 +508,13 @@ func waitHTTP(ctx context.Context, url string, timeout time.Duration) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s did not answer 200 within %s (last error: %v)", url, timeout, err)
 		}
-		if ctx.Err() != nil {
+		select {
+		case r := <-ended:
+			return fmt.Errorf("it ended before %s answered: %v", url, r.err)
+		case <-ctx.Done():
 			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -546,6 +556,8 @@ func runLoad(ctx context.Context, image string, o options, target, metrics, out 
 		LatencyMs     struct {
 			P99 float64 `json:"p99"`
 		} `json:"latency_ms"`
+		StartUnix float64       `json:"start_unix"`
+		Series    []seriesPoint `json:"series"`
 	}
 	if err := json.Unmarshal(b, &r); err != nil {
 		return trial{}, fmt.Errorf("%s: %w", out, err)
@@ -553,5 +565,6 @@ func runLoad(ctx context.Context, image string, o options, target, metrics, out 
 	if r.ThroughputRPS <= 0 || r.DurationS <= 0 || math.IsNaN(r.LatencyMs.P99) {
 		return trial{}, fmt.Errorf("%s: no measurement (throughput %.1f over %.1f s)", out, r.ThroughputRPS, r.DurationS)
 	}
-	return trial{RPS: r.ThroughputRPS, P99Ms: r.LatencyMs.P99, Requests: r.Requests, Errors: r.Errors, Seconds: r.DurationS}, nil
+	return trial{RPS: r.ThroughputRPS, P99Ms: r.LatencyMs.P99, Requests: r.Requests, Errors: r.Errors, Seconds: r.DurationS,
+		startUnix: r.StartUnix, series: r.Series}, nil
 }

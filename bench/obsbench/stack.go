@@ -107,7 +107,7 @@ func startStack(ctx context.Context, root string, o options, set images.Set, ser
 		st.containers[sp.name] = strings.TrimSpace(out)
 	}
 	for name, url := range map[string]string{"prometheus": "http://" + promAddr + "/-/ready", "cadvisor": "http://" + cadvisorAddr + "/healthz", "node-exporter": "http://" + nodeAddr + "/metrics"} {
-		if err := waitHTTP(ctx, url, 60*time.Second); err != nil {
+		if err := waitHTTP(ctx, url, 60*time.Second, nil); err != nil {
 			st.remove()
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
