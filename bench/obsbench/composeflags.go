@@ -13,12 +13,12 @@ import (
 
 // observability is what the benchmark takes from the compose files, so that the stack it measures
 // is the one runs use, and a change there is measured here without a second copy to keep in step:
-// cAdvisor's and node-exporter's command lines, the CPU weight of each observability container,
-// and Prometheus' scrape settings per job.
+// Prometheus', cAdvisor's and node-exporter's command lines, the CPU weight of each observability
+// container, and Prometheus' scrape settings per job.
 type observability struct {
-	cadvisorFlags, nodeFlags []string
-	cpuShares                map[string]int // service -> cpu_shares; absent: Docker's default
-	scrape                   scrapeSettings
+	promFlags, cadvisorFlags, nodeFlags []string
+	cpuShares                           map[string]int // service -> cpu_shares; absent: Docker's default
+	scrape                              scrapeSettings
 }
 
 // scrapeSettings are compose/prometheus/prometheus.yml's global interval and each job's own
@@ -57,9 +57,10 @@ func readObservability(root string) (observability, error) {
 	if err := yaml.Unmarshal(b, &file); err != nil {
 		return o, fmt.Errorf("%s: %w", path, err)
 	}
+	o.promFlags = file.Services["prometheus"].Command
 	o.cadvisorFlags, o.nodeFlags = file.Services["cadvisor"].Command, file.Services["node-exporter"].Command
-	if len(o.cadvisorFlags) == 0 || len(o.nodeFlags) == 0 {
-		return o, fmt.Errorf("%s: services.cadvisor.command and services.node-exporter.command must be lists of flags", path)
+	if len(o.promFlags) == 0 || len(o.cadvisorFlags) == 0 || len(o.nodeFlags) == 0 {
+		return o, fmt.Errorf("%s: services.prometheus.command, services.cadvisor.command and services.node-exporter.command must be lists of flags", path)
 	}
 	o.cpuShares = map[string]int{}
 	for _, name := range obsServices {

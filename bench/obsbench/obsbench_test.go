@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/protobench/protobench/internal/prom/promtest"
 )
 
 func TestFlagsRejectBadInput(t *testing.T) {
@@ -70,8 +72,8 @@ func TestReportSignsAndVerdicts(t *testing.T) {
 	}
 }
 
-// TestStackFlagsComeFromCompose checks the benchmark's cAdvisor and node-exporter run with the
-// compose file's flags, with only the ports and the housekeeping interval replaced.
+// TestStackFlagsComeFromCompose checks the benchmark's Prometheus, cAdvisor and node-exporter run
+// with the compose file's flags, with only the ports, files and housekeeping interval replaced.
 func TestStackFlagsComeFromCompose(t *testing.T) {
 	obs, err := readObservability(filepath.Join("..", ".."))
 	if err != nil {
@@ -91,6 +93,12 @@ func TestStackFlagsComeFromCompose(t *testing.T) {
 	}
 	if strings.Contains(got, "--port=8080") {
 		t.Errorf("cAdvisor flags %q keep compose's port", got)
+	}
+	got = strings.Join(withFlags(obs.promFlags, map[string]string{"--web.listen-address": "127.0.0.1:9", "--storage.tsdb.retention.time": "1d"}), " ")
+	for _, want := range append([]string{"--web.listen-address=127.0.0.1:9", "--storage.tsdb.retention.time=1d"}, promtest.StackFlags...) {
+		if !strings.Contains(got, want) {
+			t.Errorf("Prometheus flags %q lack %q", got, want)
+		}
 	}
 	got = strings.Join(withFlags(node, map[string]string{"--web.listen-address": "127.0.0.1:9"}), " ")
 	for _, want := range []string{"--collector.disable-defaults", "--web.listen-address=127.0.0.1:9"} {

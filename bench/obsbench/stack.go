@@ -84,11 +84,13 @@ func startStack(ctx context.Context, root string, o options, set images.Set, ser
 		name string
 		args []string
 	}{
-		{"prometheus", append(common("prometheus"), "-v", absConfig+":/etc/prometheus/prometheus.yml:ro", set[images.Prometheus].Ref,
-			"--config.file=/etc/prometheus/prometheus.yml", "--storage.tsdb.path=/prometheus",
-			"--web.listen-address="+promAddr, "--web.enable-remote-write-receiver")},
-		// cAdvisor and node-exporter run with the compose file's flags, but for their ports and
-		// cAdvisor's housekeeping interval, which this benchmark varies.
+		// Every service runs with the compose file's flags, but for its port, its files (the
+		// retention's compose variable does not matter for minutes of data) and cAdvisor's
+		// housekeeping interval, which this benchmark varies.
+		{"prometheus", append(append(common("prometheus"), "-v", absConfig+":/etc/prometheus/prometheus.yml:ro", set[images.Prometheus].Ref),
+			withFlags(obs.promFlags, map[string]string{
+				"--config.file": "/etc/prometheus/prometheus.yml", "--storage.tsdb.path": "/prometheus",
+				"--storage.tsdb.retention.time": "1d", "--web.listen-address": promAddr})...)},
 		{"cadvisor", append(append(common("cadvisor"),
 			"-v", "/:/rootfs:ro", "-v", "/var/run:/var/run:ro", "-v", "/sys:/sys:ro", "-v", "/var/lib/docker/:/var/lib/docker:ro",
 			set[images.Cadvisor].Ref), withFlags(obs.cadvisorFlags, map[string]string{

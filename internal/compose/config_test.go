@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/protobench/protobench/internal/prom/promtest"
 	"github.com/protobench/protobench/internal/targets"
 )
 
@@ -81,6 +82,7 @@ type composeFile struct {
 		CPUSet      string         `yaml:"cpuset"`
 		MemLimit    any            `yaml:"mem_limit"`
 		Entrypoint  []string       `yaml:"entrypoint"`
+		Command     []string       `yaml:"command"`
 		Healthcheck map[string]any `yaml:"healthcheck"`
 	} `yaml:"services"`
 }
@@ -144,6 +146,12 @@ func TestComposeFileRules(t *testing.T) {
 	for _, name := range observability {
 		if f.Services[name].CPUSet != "${PROTOBENCH_OBS_CPUSET:-}" {
 			t.Errorf("%s is not on PROTOBENCH_OBS_CPUSET", name)
+		}
+	}
+	// Tests stand in for this Prometheus with promtest.StackFlags.
+	for _, flag := range promtest.StackFlags {
+		if !contains(f.Services["prometheus"].Command, flag) {
+			t.Errorf("prometheus command %v lacks %s (promtest.StackFlags)", f.Services["prometheus"].Command, flag)
 		}
 	}
 	if !containsPrefix(f.Services["grafana"].Volumes, "../dashboards:/var/lib/grafana/dashboards") {

@@ -2,10 +2,14 @@ package dashboards
 
 import (
 	"context"
+	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/protobench/protobench/internal/prom/promtest"
 
@@ -14,11 +18,10 @@ import (
 	"github.com/protobench/protobench/internal/stepinfo"
 )
 
-// startPrometheus runs a Prometheus of the test's own with the remote-write receiver the compose
-// stack enables.
+// startPrometheus runs a Prometheus of the test's own with the compose stack's flags.
 func startPrometheus(t *testing.T) string {
 	t.Helper()
-	return promtest.Start(t, "", "", "--web.enable-remote-write-receiver")
+	return promtest.Start(t, "", "", promtest.StackFlags...)
 }
 
 // seriesWriter builds one-sample-a-second series over a window.
@@ -51,6 +54,57 @@ func (w *seriesWriter) histogram(name string, labels map[string]string, start, e
 	}
 }
 
+// nativeHistograms is a remote-write request of native histograms as k6 pushes its trends: one
+// histogram a second per series from start to end, with perSec observations a second, all of
+// value seconds. Encoded by hand (types.proto's Histogram and BucketSpan) like stepinfo's floats.
+type nativeHistograms struct{ out []byte }
+
+func (n *nativeHistograms) add(name string, labels map[string]string, start, end time.Time, perSec, seconds float64) {
+	// Schema 0: bucket i holds (2^(i-1), 2^i].
+	bucket := int64(math.Ceil(math.Log2(seconds)))
+	var ts []byte
+	l := with(labels, map[string]string{"__name__": name})
+	keys := make([]string, 0, len(l))
+	for k := range l {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		var lb []byte
+		lb = protowire.AppendTag(lb, 1, protowire.BytesType)
+		lb = protowire.AppendString(lb, k)
+		lb = protowire.AppendTag(lb, 2, protowire.BytesType)
+		lb = protowire.AppendString(lb, l[k])
+		ts = protowire.AppendTag(ts, 1, protowire.BytesType)
+		ts = protowire.AppendBytes(ts, lb)
+	}
+	count := 0.0
+	for t := start; !t.After(end); t = t.Add(time.Second) {
+		var span, h []byte
+		span = protowire.AppendTag(span, 1, protowire.VarintType)
+		span = protowire.AppendVarint(span, protowire.EncodeZigZag(bucket))
+		span = protowire.AppendTag(span, 2, protowire.VarintType)
+		span = protowire.AppendVarint(span, 1)
+		h = protowire.AppendTag(h, 1, protowire.VarintType) // count_int
+		h = protowire.AppendVarint(h, uint64(count))
+		h = protowire.AppendTag(h, 3, protowire.Fixed64Type) // sum
+		h = protowire.AppendFixed64(h, math.Float64bits(count*seconds))
+		h = protowire.AppendTag(h, 4, protowire.VarintType) // schema 0
+		h = protowire.AppendVarint(h, 0)
+		h = protowire.AppendTag(h, 11, protowire.BytesType) // positive_spans
+		h = protowire.AppendBytes(h, span)
+		h = protowire.AppendTag(h, 12, protowire.BytesType) // positive_deltas, packed
+		h = protowire.AppendBytes(h, protowire.AppendVarint(nil, protowire.EncodeZigZag(int64(count))))
+		h = protowire.AppendTag(h, 15, protowire.VarintType) // timestamp
+		h = protowire.AppendVarint(h, uint64(t.UnixMilli()))
+		ts = protowire.AppendTag(ts, 4, protowire.BytesType) // TimeSeries.histograms
+		ts = protowire.AppendBytes(ts, h)
+		count += perSec
+	}
+	n.out = protowire.AppendTag(n.out, 1, protowire.BytesType)
+	n.out = protowire.AppendBytes(n.out, ts)
+}
+
 func with(a, b map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range a {
@@ -81,7 +135,7 @@ func TestOverviewQueriesFollowSteps(t *testing.T) {
 		{stepinfo.Step{RunID: "run-1", Scenario: "smoke", Step: "servers", Repeat: 1, Target: "grpc", Tool: "protobench"}, t0, "grpc", "loadgen"},
 		{stepinfo.Step{RunID: "run-1", Scenario: "smoke", Step: "tools", Repeat: 1, Target: "rest", Tool: "k6"}, t0.Add(20 * time.Second), "rest", "k6"},
 	}
-	w := &seriesWriter{}
+	w, nh := &seriesWriter{}, &nativeHistograms{}
 	nodeEnd := steps[len(steps)-1].start.Add(16 * time.Second)
 	w.counter("node_cpu_seconds_total", map[string]string{"cpu": "0", "mode": "user", "instance": "node-exporter:9100", "job": "node-exporter"}, t0.Add(-10*time.Second), nodeEnd, 0.5)
 	for _, s := range steps {
@@ -101,7 +155,7 @@ func TestOverviewQueriesFollowSteps(t *testing.T) {
 		case "k6":
 			l := map[string]string{"run_id": st.RunID, "step": st.Step, "target": st.Target, "tool": "k6", "scenario": "default"}
 			w.counter("k6_iterations_total", l, start, end, 500)
-			w.gauge("k6_http_req_duration_p99", l, start, end, 0.002)
+			nh.add("k6_http_req_duration_seconds", l, start, end, 500, 0.002)
 		}
 		sl := map[string]string{"target": s.server, "instance": s.server + ":9100", "job": "servers", "protocol": "grpc", "method": "GetUser"}
 		w.counter("protobench_server_requests_total", with(sl, map[string]string{"code": "OK"}), start, end, 1000)
@@ -121,6 +175,9 @@ func TestOverviewQueriesFollowSteps(t *testing.T) {
 		}
 	}
 	if err := stepinfo.NewWriter(url).Write(ctx, w.out); err != nil {
+		t.Fatal(err)
+	}
+	if err := stepinfo.NewWriter(url).Send(ctx, nh.out); err != nil {
 		t.Fatal(err)
 	}
 

@@ -9,7 +9,8 @@ import (
 
 // BenchmarkLiveMetricsScrape is what one Prometheus scrape of /metrics costs the generator, on
 // the core it loads from: the handler ServeMetrics serves (both latency histograms, the Go and
-// process collectors), asked as Prometheus 2.42 asks, with and without gzip.
+// process collectors), asked as Prometheus 2.42 asks (protobuf with native histograms enabled,
+// text without), with and without gzip.
 func BenchmarkLiveMetricsScrape(b *testing.B) {
 	m := NewLiveMetrics("grpc", "GetUser", map[string]string{"scenario": "grpc-vs-rest", "step": "conn-64", "run_id": "20260101T000000Z"})
 	lat := newSeriesHistogram()
@@ -17,26 +18,34 @@ func BenchmarkLiveMetricsScrape(b *testing.B) {
 		recordDuration(lat, time.Duration(us)*time.Microsecond)
 	}
 	m.update(lat, lat, map[string]int64{CodeOK: 1}, 0, 0)
-	for _, gzip := range []bool{true, false} {
-		name := "identity"
-		if gzip {
-			name = "gzip"
-		}
-		b.Run(name, func(b *testing.B) {
-			h := metricsHandler(m, gzip)
-			req := httptest.NewRequest("GET", "/metrics", nil)
-			req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
-			req.Header.Set("Accept-Encoding", "gzip")
-			var size int
-			for b.Loop() {
-				w := httptest.NewRecorder()
-				h.ServeHTTP(w, req)
-				if w.Code != http.StatusOK {
-					b.Fatal(w.Code)
-				}
-				size = w.Body.Len()
+	// Prometheus prefers protobuf once native histograms are enabled (as the stack does, for k6's
+	// remote write), text otherwise: both as 2.42 asks.
+	accepts := []struct{ name, header string }{
+		{"protobuf", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"},
+		{"text", "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"},
+	}
+	for _, accept := range accepts {
+		for _, gzip := range []bool{true, false} {
+			name := accept.name + "/identity"
+			if gzip {
+				name = accept.name + "/gzip"
 			}
-			b.ReportMetric(float64(size), "bytes/scrape")
-		})
+			b.Run(name, func(b *testing.B) {
+				h := metricsHandler(m, gzip)
+				req := httptest.NewRequest("GET", "/metrics", nil)
+				req.Header.Set("Accept", accept.header)
+				req.Header.Set("Accept-Encoding", "gzip")
+				var size int
+				for b.Loop() {
+					w := httptest.NewRecorder()
+					h.ServeHTTP(w, req)
+					if w.Code != http.StatusOK {
+						b.Fatal(w.Code)
+					}
+					size = w.Body.Len()
+				}
+				b.ReportMetric(float64(size), "bytes/scrape")
+			})
+		}
 	}
 }

@@ -47,7 +47,13 @@ func (w *Writer) Write(ctx context.Context, series []Series) error {
 	if len(series) == 0 {
 		return nil
 	}
-	body := snappy.Encode(nil, EncodeWriteRequest(series))
+	return w.Send(ctx, EncodeWriteRequest(series))
+}
+
+// Send sends an encoded prometheus.WriteRequest, for messages Series cannot express (tests write
+// native histograms as k6 does).
+func (w *Writer) Send(ctx context.Context, writeRequest []byte) error {
+	body := snappy.Encode(nil, writeRequest)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(body))
 	if err != nil {
 		return err

@@ -14,11 +14,10 @@ import (
 	"github.com/protobench/protobench/internal/record"
 )
 
-// startPrometheus runs a Prometheus of the test's own with the remote-write receiver the compose
-// stack enables.
+// startPrometheus runs a Prometheus of the test's own with the compose stack's flags.
 func startPrometheus(t *testing.T) string {
 	t.Helper()
-	return promtest.Start(t, "", "", "--web.enable-remote-write-receiver")
+	return promtest.Start(t, "", "", promtest.StackFlags...)
 }
 
 func TestExporterWritesStepWindowAndFigures(t *testing.T) {

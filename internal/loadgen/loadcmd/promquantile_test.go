@@ -15,12 +15,13 @@ import (
 	"github.com/protobench/protobench/internal/prom"
 )
 
-// startPrometheus runs a Prometheus of the test's own scraping target every second, and returns
-// its client once target has been scraped.
-func startPrometheus(t *testing.T, target string, extra ...string) *prom.Client {
+// startPrometheus runs a Prometheus of the test's own, with the compose stack's flags (so it
+// scrapes in protobuf, as the stack's does), scraping target every second, and returns its client
+// once target has been scraped.
+func startPrometheus(t *testing.T, target string) *prom.Client {
 	t.Helper()
 	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: loadgen\n    static_configs:\n      - targets: ['%s']\n", target)
-	c := prom.New(promtest.Start(t, "", cfg, extra...))
+	c := prom.New(promtest.Start(t, "", cfg, promtest.StackFlags...))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := c.WaitUntil(ctx, `up{job="loadgen"}`, 200*time.Millisecond, func(v float64) bool { return v == 1 }); err != nil {

@@ -23,6 +23,12 @@ func Bin() string {
 	return "/usr/bin/prometheus"
 }
 
+// StackFlags are the flags of compose's Prometheus that change what it accepts and how it scrapes:
+// the remote-write receiver (k6, the runner's step series) and native histograms (k6's trends;
+// with them Prometheus also asks targets for protobuf first). Tests that stand in for the stack's
+// Prometheus start theirs with these; internal/compose checks that compose has each of them.
+var StackFlags = []string{"--web.enable-remote-write-receiver", "--enable-feature=native-histograms"}
+
 // FreeAddr is a loopback host:port nothing listens on at the time of the call.
 func FreeAddr(t testing.TB) string {
 	t.Helper()

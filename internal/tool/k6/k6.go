@@ -31,9 +31,19 @@
 // invocation's labels, its target and tool=k6 so that the dashboards can select one step. k6
 // v1.8.1 ignores options given after the output's name, so they go in a config file
 // (--config <RawDir>/<RawPrefix>-config.json, from InputFiles): the receiver's URL
-// (Prometheus's /api/v1/write), the push interval, and the trend statistics pushed as gauges
-// (k6_http_req_duration_p99 and the like, p99 included). The label "scenario" is not passed: k6
-// sets that tag to its own scenario's name on every sample, whatever --tag says.
+// (Prometheus's /api/v1/write), the push interval, and trends sent as native histograms
+// (k6_http_req_duration_seconds and the like; Prometheus needs --enable-feature=native-histograms,
+// which compose sets). The label "scenario" is not passed: k6 sets that tag to its own scenario's
+// name on every sample, whatever --tag says.
+//
+// Why native histograms: k6's other way to push a trend is gauges of statistics (p99 and the
+// like) over the test so far, from a sink that keeps every value of the test and sorts them all
+// again at each push, for each of the eight trends a request adds to. That work grows with the
+// test's length, on the core k6 already fills: measured natively on 2 cores, 16 VUs on GetUser
+// against servers/rest, k6 took 8.8 % more CPU per request at 10 s and 19 % more at 40 s than
+// without the output (p99 alone, 18 %: the sort is the cost, not the number of statistics); with
+// native histograms, 4–6 % at 40 s. A histogram also gives the dashboard a p99 over its own
+// window rather than since the start.
 package k6
 
 import (
@@ -143,9 +153,6 @@ func (Adapter) Check(inv tool.Invocation) error {
 	}
 }
 
-// RemoteWriteStats are the trend statistics k6 pushes to Prometheus, one gauge each.
-var RemoteWriteStats = []string{"avg", "med", "p(90)", "p(99)", "max"}
-
 // remoteWritePushInterval is how often k6 pushes: as often as Prometheus scrapes everything else.
 const remoteWritePushInterval = "1s"
 
@@ -158,15 +165,15 @@ func (Adapter) InputFiles(inv tool.Invocation) map[string][]byte {
 		return nil
 	}
 	type remoteWrite struct {
-		URL          string   `json:"url"`
-		PushInterval string   `json:"pushInterval"`
-		TrendStats   []string `json:"trendStats"`
+		URL                    string `json:"url"`
+		PushInterval           string `json:"pushInterval"`
+		TrendAsNativeHistogram bool   `json:"trendAsNativeHistogram"`
 	}
 	b, err := json.MarshalIndent(map[string]any{"collectors": map[string]remoteWrite{
 		"experimental-prometheus-rw": {
-			URL:          strings.TrimSuffix(inv.PrometheusURL, "/") + "/api/v1/write",
-			PushInterval: remoteWritePushInterval,
-			TrendStats:   RemoteWriteStats,
+			URL:                    strings.TrimSuffix(inv.PrometheusURL, "/") + "/api/v1/write",
+			PushInterval:           remoteWritePushInterval,
+			TrendAsNativeHistogram: true,
 		},
 	}}, "", "  ")
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,16 +89,16 @@ func TestRemoteWrite(t *testing.T) {
 	files := Adapter{}.InputFiles(inv)
 	var cfg struct {
 		Collectors map[string]struct {
-			URL          string   `json:"url"`
-			PushInterval string   `json:"pushInterval"`
-			TrendStats   []string `json:"trendStats"`
+			URL                    string `json:"url"`
+			PushInterval           string `json:"pushInterval"`
+			TrendAsNativeHistogram bool   `json:"trendAsNativeHistogram"`
 		} `json:"collectors"`
 	}
 	if err := json.Unmarshal(files["step1-r1-k6-config.json"], &cfg); err != nil {
 		t.Fatalf("config file: %v (files %v)", err, files)
 	}
 	rw, ok := cfg.Collectors["experimental-prometheus-rw"]
-	if !ok || rw.URL != "http://prometheus:9090/api/v1/write" || rw.PushInterval != "1s" || !slices.Contains(rw.TrendStats, "p(99)") {
+	if !ok || rw.URL != "http://prometheus:9090/api/v1/write" || rw.PushInterval != "1s" || !rw.TrendAsNativeHistogram {
 		t.Errorf("remote-write config %+v", cfg)
 	}
 
