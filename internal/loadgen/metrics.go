@@ -18,8 +18,7 @@ import (
 // ceiling, each 4 % above the last. histogram_quantile interpolates within the bucket that holds
 // the quantile, so a dashboard's p99 is within 4 % of the exact one, plus the 0.4 % of the
 // interval histograms it is fed from. Classic buckets were measured against native histograms
-// (README.md, "Live metrics"): they came closer, and need neither a Prometheus feature flag nor
-// other queries.
+// (README.md, "Live metrics"): they came closer, and keep the dashboards' queries classic.
 var LatencyBuckets = prometheus.ExponentialBucketsRange(10e-6, 60, 400)
 
 // LiveLabels are the label names of every live series (requests_total adds code). They are
