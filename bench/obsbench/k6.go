@@ -14,7 +14,7 @@ import (
 
 // runK6 runs the step with k6 instead of protobench's generator: k6's image on the host network,
 // pinned to the client core, with the k6 adapter's own command line. With the stack on, k6 also
-// pushes its metrics to Prometheus by remote write every second, as in a run; with it off, k6 runs
+// pushes its metrics to Prometheus by remote write, as in a run; with it off, k6 runs
 // without that output, so the difference includes what remote write costs k6.
 func runK6(ctx context.Context, o options, image, target, promURL, prefix string) (trial, error) {
 	inv := tool.Invocation{

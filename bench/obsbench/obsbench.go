@@ -102,7 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.cpuShares, "cpu-shares", 0, "CPU weight of every observability container (default: each compose service's cpu_shares; Docker's default is 1024)")
 	fs.StringVar(&o.housekeeping, "housekeeping", "1s", "cAdvisor housekeeping interval (the stack's is 1s)")
 	fs.StringVar(&o.outDir, "out", "", "folder for the raw results (default: a new temporary folder)")
-	fs.StringVar(&o.tool, "tool", "protobench", "load tool: protobench (its live metrics scraped every second) or k6 (remote write every second while the stack is on)")
+	fs.StringVar(&o.tool, "tool", "protobench", "load tool: protobench (its live metrics scraped every second) or k6 (remote write while the stack is on)")
 	fs.BoolVar(&o.keep, "keep", false, "leave the stack's containers running at the end (for a look at Prometheus)")
 	if err := fs.Parse(args); err != nil {
 		return o, err

@@ -405,7 +405,7 @@ func k6Series(expr string) string { return withStep(expr, "run_id, step, target"
 func k6ThroughputPanel() Panel {
 	return expecting(ExpectK6, timeseries("k6 iterations",
 		"Iterations per second k6 completed (one request each in protobench's scripts), from k6's "+
-			"Prometheus remote-write output, pushed every second.",
+			"Prometheus remote-write output, pushed five times a second.",
 		unitReqPerSec,
 		q("sum by ("+byStep("")+") ("+k6Series(rate("k6_iterations_total", k6Selector))+")", "{{step}} {{target}}"),
 	))
