@@ -143,6 +143,7 @@ var all = []Target{
 			"max_concurrent_streams": {Env: "PROTOBENCH_GRPC_MAX_CONCURRENT_STREAMS", Kind: KnobInt, Min: 1, About: "HTTP/2 streams per connection (grpc.MaxConcurrentStreams)"},
 			"read_buffer_bytes":      {Env: "PROTOBENCH_GRPC_READ_BUFFER_BYTES", Kind: KnobSize, About: "grpc.ReadBufferSize"},
 			"write_buffer_bytes":     {Env: "PROTOBENCH_GRPC_WRITE_BUFFER_BYTES", Kind: KnobSize, About: "grpc.WriteBufferSize"},
+			"stream_workers":         {Env: "PROTOBENCH_GRPC_STREAM_WORKERS", Kind: KnobInt, Min: 1, About: "goroutines that serve streams (grpc.NumStreamWorkers); unset: one per stream"},
 		},
 	}),
 	goServer(Target{
