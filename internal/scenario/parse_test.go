@@ -71,7 +71,7 @@ func TestParseErrors(t *testing.T) {
 		{"payload on GetUser", "name: t\ndescription: d\nsteps:\n  - name: s\n    targets: [grpc]\n    method: GetUser\n    payload_bytes: 1KiB\n", 7, "steps[0].payload_bytes", "applies to Echo"},
 		{"payload bad size", withStep("    payload_bytes: 1 parsec"), 7, "steps[0].payload_bytes", "expected a size"},
 		{"payload over the server limit", withStep("    payload_bytes: 32MiB"), 7, "steps[0].payload_bytes", "exceeds grpc's max_payload_bytes"},
-		{"unknown knob", withStep("    servers:", "      grpc:", "        knobs: {max_streams: 10}"), 9, "steps[0].servers.grpc.knobs.max_streams", `unknown key "max_streams"; expected one of max_concurrent_streams, max_payload_bytes, read_buffer_bytes, write_buffer_bytes`},
+		{"unknown knob", withStep("    servers:", "      grpc:", "        knobs: {max_streams: 10}"), 9, "steps[0].servers.grpc.knobs.max_streams", `unknown key "max_streams"; expected one of max_concurrent_streams, max_payload_bytes, read_buffer_bytes, stream_workers, write_buffer_bytes`},
 		{"bad knob value", "name: t\ndescription: d\nservers:\n  python-grpc:\n    knobs:\n      mode: threads\nsteps:\n  - {name: s, targets: [python-grpc], method: Echo}\n", 6, "servers.python-grpc.knobs.mode", "expected one of sync, aio"},
 		{"servers for a target the step skips", withStep("    servers:", "      rest: {cpus: 1}"), 7, "steps[0].servers.rest", "does not run target rest"},
 		{"zmq pattern without zeromq", withStep("    zmq_pattern: dealer"), 7, "steps[0].zmq_pattern", "applies to target zeromq"},
