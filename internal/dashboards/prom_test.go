@@ -3,7 +3,6 @@ package dashboards
 import (
 	"context"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -62,22 +61,7 @@ type nativeHistograms struct{ out []byte }
 func (n *nativeHistograms) add(name string, labels map[string]string, start, end time.Time, perSec, seconds float64) {
 	// Schema 0: bucket i holds (2^(i-1), 2^i].
 	bucket := int64(math.Ceil(math.Log2(seconds)))
-	var ts []byte
-	l := with(labels, map[string]string{"__name__": name})
-	keys := make([]string, 0, len(l))
-	for k := range l {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		var lb []byte
-		lb = protowire.AppendTag(lb, 1, protowire.BytesType)
-		lb = protowire.AppendString(lb, k)
-		lb = protowire.AppendTag(lb, 2, protowire.BytesType)
-		lb = protowire.AppendString(lb, l[k])
-		ts = protowire.AppendTag(ts, 1, protowire.BytesType)
-		ts = protowire.AppendBytes(ts, lb)
-	}
+	ts := stepinfo.AppendLabels(nil, name, labels)
 	count := 0.0
 	for t := start; !t.After(end); t = t.Add(time.Second) {
 		var span, h []byte

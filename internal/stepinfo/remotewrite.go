@@ -84,16 +84,7 @@ func (w *Writer) Send(ctx context.Context, writeRequest []byte) error {
 func EncodeWriteRequest(series []Series) []byte {
 	var out []byte
 	for _, s := range series {
-		var ts []byte
-		names := make([]string, 0, len(s.Labels))
-		for k := range s.Labels {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		ts = appendLabel(ts, "__name__", s.Name)
-		for _, k := range names {
-			ts = appendLabel(ts, k, s.Labels[k])
-		}
+		ts := AppendLabels(nil, s.Name, s.Labels)
 		for _, smp := range s.Samples {
 			var b []byte
 			b = protowire.AppendTag(b, 1, protowire.Fixed64Type)
@@ -107,6 +98,22 @@ func EncodeWriteRequest(series []Series) []byte {
 		out = protowire.AppendBytes(out, ts)
 	}
 	return out
+}
+
+// AppendLabels appends a TimeSeries' label fields (field 1): __name__ first, then labels sorted by
+// name, as the receiver expects. Tests that write other sample types (native histograms) build
+// their TimeSeries on it.
+func AppendLabels(ts []byte, name string, labels map[string]string) []byte {
+	names := make([]string, 0, len(labels))
+	for k := range labels {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	ts = appendLabel(ts, "__name__", name)
+	for _, k := range names {
+		ts = appendLabel(ts, k, labels[k])
+	}
+	return ts
 }
 
 func appendLabel(b []byte, name, value string) []byte {
