@@ -58,6 +58,7 @@ type options struct {
 	outDir                   string
 	keep                     bool
 	tool                     string // protobench or k6
+	k6RemoteWrite            bool   // k6 pushes to Prometheus in its stack-on trials
 	design                   string // blocks or trials
 	block                    time.Duration
 	// label marks the load tool's containers as the stack's are, so that the stack's removal
@@ -103,6 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.housekeeping, "housekeeping", "1s", "cAdvisor housekeeping interval (the stack's is 1s)")
 	fs.StringVar(&o.outDir, "out", "", "folder for the raw results (default: a new temporary folder)")
 	fs.StringVar(&o.tool, "tool", "protobench", "load tool: protobench (its live metrics scraped every second) or k6 (remote write while the stack is on)")
+	fs.BoolVar(&o.k6RemoteWrite, "k6-remote-write", true, "with --tool k6: push k6's metrics to Prometheus in the stack-on trials, as a run does; false leaves k6's output off in both arms, so that the cost is the stack's alone and the difference from a run with it is what the push costs")
 	fs.BoolVar(&o.keep, "keep", false, "leave the stack's containers running at the end (for a look at Prometheus)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -140,6 +142,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--concurrency %d: want at least 1", o.concurrency)
 	case o.tool != "protobench" && o.tool != "k6":
 		return o, fmt.Errorf("--tool %q: want protobench or k6", o.tool)
+	case !o.k6RemoteWrite && o.tool != "k6":
+		return o, fmt.Errorf("--k6-remote-write=false needs --tool k6: protobench's generator is scraped, not pushed")
 	case o.cpuShares != 0 && o.cpuShares < 2:
 		return o, fmt.Errorf("--cpu-shares %d: want at least 2 (Docker's smallest weight), or 0 for compose's", o.cpuShares)
 	}
@@ -195,6 +199,13 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		o.tool, o.connections, o.concurrency, o.serverCore, o.clientCore, o.obsCPUs, o.outDir)
 	if o.design == "trials" {
 		fmt.Fprintf(stdout, "bench-observability: trial design, %d x %s per arm\n", o.repeats, o.duration)
+	}
+	if o.tool == "k6" {
+		if o.k6RemoteWrite {
+			fmt.Fprintln(stdout, "bench-observability: k6 pushes by remote write in the stack-on trials, as in a run")
+		} else {
+			fmt.Fprintln(stdout, "bench-observability: k6's output is off in both arms: the cost measured is the stack's alone")
+		}
 	}
 	if o.obsCPUs == strconv.Itoa(o.clientCore) {
 		fmt.Fprintln(stdout, "bench-observability: no spare core: the stack shares the generator's core, as it does in a run on this host (scenario.AutoLayout)")
@@ -255,11 +266,11 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 				return err
 			}
 			time.Sleep(o.settle)
-			before := st.cpu()
+			before, began := st.cpu(), time.Now()
 			var tr trial
 			if o.tool == "k6" {
 				promURL := ""
-				if on {
+				if on && o.k6RemoteWrite {
 					promURL = "http://" + st.promAddr
 				}
 				tr, err = runK6(ctx, o, set[images.K6].Ref, srv.addr, promURL, fmt.Sprintf("r%d-%s", rep, onOff(on)))
@@ -271,10 +282,12 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			}
 			tr.Repeat, tr.StackOn = rep, on
 			if on {
+				// Over the wall time of the whole trial, the tool's start, warm-up and exit
+				// included, since the stack's CPU was read across all of it.
 				tr.Cores = map[string]float64{}
-				after := st.cpu()
+				after, span := st.cpu(), time.Since(began).Seconds()
 				for name, ns := range after {
-					tr.Cores[name] = float64(ns-before[name]) / 1e9 / tr.Seconds
+					tr.Cores[name] = float64(ns-before[name]) / 1e9 / span
 				}
 			}
 			fmt.Fprintf(stdout, "  repeat %d stack %-3s  %10.0f req/s  p99 %7.3f ms  errors %d\n", rep, onOff(on), tr.RPS, tr.P99Ms, tr.Errors)

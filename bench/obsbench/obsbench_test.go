@@ -27,6 +27,7 @@ func TestFlagsRejectBadInput(t *testing.T) {
 		"--concurrency":     {"--concurrency", "0"},
 		"k6's remote write": {"--tool", "k6", "--design", "blocks"},
 		"--block":           {"--block", "1s", "--settle", "1s"},
+		"--k6-remote-write": {"--k6-remote-write=false"},
 	}
 	for want, args := range cases {
 		_, err := parseFlags(args, io.Discard)

@@ -27,6 +27,7 @@ var derivedFiles = []derivedFile{
 	{"internal/servertest/servers_gen.go", servertestServers},
 	{"internal/loadgen/loadcmd/drivers_gen.go", loadDrivers(false)},
 	{"internal/loadgen/loadcmd/drivers_cgo_gen.go", loadDrivers(true)},
+	{"scenarios/README.md", scenarioReadmeKnobs},
 }
 
 // loadDrivers links the load generator's driver of every registry protocol into `protobench

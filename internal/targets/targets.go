@@ -112,7 +112,7 @@ type Target struct {
 
 // commonKnobs apply to every reference server.
 var commonKnobs = map[string]Knob{
-	"max_payload_bytes": {Env: "PROTOBENCH_MAX_PAYLOAD_BYTES", Kind: KnobSize, Min: 1, About: "largest request the server accepts"},
+	"max_payload_bytes": {Env: "PROTOBENCH_MAX_PAYLOAD_BYTES", Kind: KnobSize, Min: 1, About: "largest request the server accepts (default 16 MiB); a step's payload may not exceed it"},
 }
 
 // DefaultCaps are what a server gets in the compose stack when a scenario sets nothing.
@@ -141,8 +141,8 @@ var all = []Target{
 		Methods: append(slices.Clone(unary), contract.MethodEchoStream),
 		Knobs: map[string]Knob{
 			"max_concurrent_streams": {Env: "PROTOBENCH_GRPC_MAX_CONCURRENT_STREAMS", Kind: KnobInt, Min: 1, About: "HTTP/2 streams per connection (grpc.MaxConcurrentStreams)"},
-			"read_buffer_bytes":      {Env: "PROTOBENCH_GRPC_READ_BUFFER_BYTES", Kind: KnobSize, About: "grpc.ReadBufferSize"},
-			"write_buffer_bytes":     {Env: "PROTOBENCH_GRPC_WRITE_BUFFER_BYTES", Kind: KnobSize, About: "grpc.WriteBufferSize"},
+			"read_buffer_bytes":      {Env: "PROTOBENCH_GRPC_READ_BUFFER_BYTES", Kind: KnobSize, About: "grpc-go's per-connection read buffer (grpc.ReadBufferSize)"},
+			"write_buffer_bytes":     {Env: "PROTOBENCH_GRPC_WRITE_BUFFER_BYTES", Kind: KnobSize, About: "grpc-go's per-connection write buffer (grpc.WriteBufferSize)"},
 			"stream_workers":         {Env: "PROTOBENCH_GRPC_STREAM_WORKERS", Kind: KnobInt, Min: 1, About: "goroutines that serve streams (grpc.NumStreamWorkers); unset: one per stream"},
 		},
 	}),
@@ -189,7 +189,7 @@ var all = []Target{
 		HealthRetries: 90, // grpcio's import is slow on a capped core
 		Methods:       append(slices.Clone(unary), contract.MethodEchoStream),
 		Knobs: map[string]Knob{
-			"mode":    {Env: "PROTOBENCH_PY_MODE", Kind: KnobEnum, Enum: []string{"sync", "aio"}, About: "thread-pool server (sync) or asyncio server (aio)"},
+			"mode":    {Env: "PROTOBENCH_PY_MODE", Kind: KnobEnum, Enum: []string{"sync", "aio"}, About: "thread-pool server (sync, the default) or asyncio server (aio)"},
 			"gzip":    {Env: "PROTOBENCH_PY_GZIP", Kind: KnobBool, About: "compress every response with gzip"},
 			"threads": {Env: "PROTOBENCH_PY_THREADS", Kind: KnobInt, Min: 1, About: "thread-pool size in sync mode"},
 		},
