@@ -112,7 +112,7 @@ func observe(t *testing.T, d *dockerCLI, l layout) {
 		"protobench/cadvisor:latest",
 		"--port=8080", "--housekeeping_interval=1s", "--max_housekeeping_interval=2s",
 		"--allow_dynamic_housekeeping=false", "--docker_only=true", "--store_container_labels=true",
-		"--enable_metrics=cpu,memory,network,diskIO")
+		"--enable_metrics=cpu,memory")
 	// --collector.cpu.info gives node_cpu_info (the CPU model); the node's hostname as the
 	// container's makes node_uname_info's nodename that of the node.
 	service("node-exporter", network, "--mode", "global", "--hostname", "{{.Node.Hostname}}",
