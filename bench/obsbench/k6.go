@@ -1,9 +1,11 @@
 package obsbench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -40,7 +42,19 @@ func runK6(ctx context.Context, o options, image, target, promURL, prefix string
 	args := []string{"run", "--rm", "--network", "host", "--cpuset-cpus", strconv.Itoa(o.clientCore), "--cpus", "1", "--label", o.label,
 		"--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), "-v", absOut + ":/raw", "--entrypoint", a.Program(), image}
 	args = append(args, a.Args(inv)...)
-	stdout, runErr := docker(ctx, args...)
+	// k6's log (its output's warnings among it: a push slower than its interval) is kept beside
+	// its summary.
+	cmd := exec.CommandContext(ctx, "docker", args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	runErr := cmd.Run()
+	stdout := out.String()
+	if err := os.WriteFile(filepath.Join(o.outDir, prefix+".stderr"), errb.Bytes(), 0o644); err != nil {
+		return trial{}, err
+	}
+	if runErr != nil {
+		runErr = fmt.Errorf("docker run: %v: %s", runErr, strings.TrimSpace(errb.String()))
+	}
 	files := map[string][]byte{}
 	matches, _ := filepath.Glob(filepath.Join(o.outDir, prefix+"*"))
 	for _, m := range matches {
