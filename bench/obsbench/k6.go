@@ -1,11 +1,9 @@
 package obsbench
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -44,16 +42,9 @@ func runK6(ctx context.Context, o options, image, target, promURL, prefix string
 	args = append(args, a.Args(inv)...)
 	// k6's log (its output's warnings among it: a push slower than its interval) is kept beside
 	// its summary.
-	cmd := exec.CommandContext(ctx, "docker", args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	runErr := cmd.Run()
-	stdout := out.String()
-	if err := os.WriteFile(filepath.Join(o.outDir, prefix+".stderr"), errb.Bytes(), 0o644); err != nil {
+	stdout, log, runErr := dockerLog(ctx, args...)
+	if err := os.WriteFile(filepath.Join(o.outDir, prefix+".stderr"), []byte(log), 0o644); err != nil {
 		return trial{}, err
-	}
-	if runErr != nil {
-		runErr = fmt.Errorf("docker run: %v: %s", runErr, strings.TrimSpace(errb.String()))
 	}
 	files := map[string][]byte{}
 	matches, _ := filepath.Glob(filepath.Join(o.outDir, prefix+"*"))

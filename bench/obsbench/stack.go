@@ -203,13 +203,23 @@ func (s *stack) remove() {
 }
 
 func docker(ctx context.Context, args ...string) (string, error) {
+	out, _, err := dockerLog(ctx, args...)
+	if err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// dockerLog runs the docker CLI and returns its stdout and stderr whatever the outcome, for a
+// caller that keeps the log of what it ran (k6's warnings are on its stderr).
+func dockerLog(ctx context.Context, args ...string) (stdout, stderr string, err error) {
 	cmd := exec.CommandContext(ctx, "docker", args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("docker %s: %v: %s", strings.Join(args[:min(len(args), 2)], " "), err, strings.TrimSpace(errb.String()))
+		return out.String(), errb.String(), fmt.Errorf("docker %s: %v: %s", strings.Join(args[:min(len(args), 2)], " "), err, strings.TrimSpace(errb.String()))
 	}
-	return out.String(), nil
+	return out.String(), errb.String(), nil
 }
 
 func numCPU() int { return runtime.NumCPU() }
