@@ -45,8 +45,9 @@ func blockOn(k int) bool {
 // switch began; seconds around a switch are left out. Throughput is the block's requests over its
 // counted seconds, p99 the mean of its seconds' p99. Stack cores come from the CPU read at the
 // block's two switches. start is the unix time of the series' origin (the measured window's
-// start); the last switch only ends the last block.
-func blockTrials(start float64, series []seriesPoint, switches []blockSwitch, settle time.Duration) []trial {
+// start); the last switch only ends the last block. The tool's run-queue wait is taken from the
+// schedstat samples over the same stretch.
+func blockTrials(start float64, series []seriesPoint, switches []blockSwitch, settle time.Duration, sched []schedSample) []trial {
 	var trials []trial
 	for k := 0; k+1 < len(switches); k++ {
 		from, to := switches[k].End+settle.Seconds(), switches[k+1].Begin
@@ -67,6 +68,9 @@ func blockTrials(start float64, series []seriesPoint, switches []blockSwitch, se
 			continue
 		}
 		t := trial{Repeat: k / 2, StackOn: switches[k].On, RPS: float64(reqs) / secs, P99Ms: p99 / float64(n), Requests: reqs, Errors: errs, Seconds: secs}
+		if w, ok := sampleDelta(sched, from, to); ok {
+			t.Wait = &w
+		}
 		if t.StackOn {
 			t.Cores = map[string]float64{}
 			span := switches[k+1].Begin - switches[k].End
@@ -91,9 +95,15 @@ func runBlocks(ctx context.Context, image string, o options, st *stack, target, 
 	if err := st.set(ctx, blockOn(0)); err != nil {
 		return nil, err
 	}
+	cidfile, cleanup, err := newCidfile()
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	watch := watchSched(cidfile, schedPeriod)
 	done := make(chan loadResult, 1)
 	go func() {
-		t, err := runLoad(ctx, image, lo, target, metrics, out)
+		t, err := runLoad(ctx, image, lo, target, metrics, out, cidfile)
 		done <- loadResult{t, err}
 	}()
 	// The generator serves /metrics from its start; its window opens a warm-up later.
@@ -126,6 +136,7 @@ func runBlocks(ctx context.Context, image string, o options, st *stack, target, 
 		next = next.Add(o.block)
 	}
 	r := <-done
+	sched := watch.stop()
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -133,7 +144,10 @@ func runBlocks(ctx context.Context, image string, o options, st *stack, target, 
 	if err := os.WriteFile(filepath.Join(o.outDir, "switches.json"), append(b, '\n'), 0o644); err != nil {
 		return nil, err
 	}
-	trials := blockTrials(r.t.startUnix, r.t.series, switches, o.settle)
+	if err := writeSched(o.outDir, "sched.json", sched); err != nil {
+		return nil, err
+	}
+	trials := blockTrials(r.t.startUnix, r.t.series, switches, o.settle, sched)
 	if len(trials) < blocks {
 		return trials, fmt.Errorf("only %d of %d blocks had a whole second clear of the switches (block %s, settle %s): see %s and switches.json", len(trials), blocks, o.block, o.settle, out)
 	}

@@ -16,7 +16,7 @@ import (
 // pinned to the client core, with the k6 adapter's own command line. With the stack on, k6 also
 // pushes its metrics to Prometheus by remote write, as in a run; with it off, k6 runs
 // without that output, so the difference includes what remote write costs k6.
-func runK6(ctx context.Context, o options, image, target, promURL, prefix string) (trial, error) {
+func runK6(ctx context.Context, o options, image, target, promURL, prefix, cidfile string) (trial, error) {
 	inv := tool.Invocation{
 		Target: "grpc", Address: target, Scheme: "grpc", Method: "GetUser", Model: "closed",
 		Connections: o.connections, Concurrency: o.concurrency, Duration: o.duration,
@@ -38,7 +38,7 @@ func runK6(ctx context.Context, o options, image, target, promURL, prefix string
 		return trial{}, err
 	}
 	args := []string{"run", "--rm", "--network", "host", "--cpuset-cpus", strconv.Itoa(o.clientCore), "--cpus", "1", "--label", o.label,
-		"--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), "-v", absOut + ":/raw", "--entrypoint", a.Program(), image}
+		"--cidfile", cidfile, "--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), "-v", absOut + ":/raw", "--entrypoint", a.Program(), image}
 	args = append(args, a.Args(inv)...)
 	// k6's log (its output's warnings among it: a push slower than its interval) is kept beside
 	// its summary.

@@ -168,6 +168,7 @@ type trial struct {
 	Errors   int64              `json:"errors"`
 	Seconds  float64            `json:"seconds"`
 	Cores    map[string]float64 `json:"stack_cores,omitempty"` // per container, stack-on trials only
+	Wait     *toolWait          `json:"tool_wait,omitempty"`   // the tool's threads: run-queue delay and CPU
 
 	// startUnix and series are the generator's measured window and its seconds, which the block
 	// design cuts into blocks; trials.json leaves them to the raw result file.
@@ -267,15 +268,20 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			}
 			time.Sleep(o.settle)
 			before, began := st.cpu(), time.Now()
+			prefix := fmt.Sprintf("r%d-%s", rep, onOff(on))
 			var tr trial
 			if o.tool == "k6" {
 				promURL := ""
 				if on && o.k6RemoteWrite {
 					promURL = "http://" + st.promAddr
 				}
-				tr, err = runK6(ctx, o, set[images.K6].Ref, srv.addr, promURL, fmt.Sprintf("r%d-%s", rep, onOff(on)))
+				tr, err = trialSched(o.outDir, prefix, func(cidfile string) (trial, error) {
+					return runK6(ctx, o, set[images.K6].Ref, srv.addr, promURL, prefix, cidfile)
+				})
 			} else {
-				tr, err = runLoad(ctx, set[images.Protobench].Ref, o, srv.addr, loadMetrics, filepath.Join(o.outDir, fmt.Sprintf("r%d-%s.json", rep, onOff(on))))
+				tr, err = trialSched(o.outDir, prefix, func(cidfile string) (trial, error) {
+					return runLoad(ctx, set[images.Protobench].Ref, o, srv.addr, loadMetrics, filepath.Join(o.outDir, prefix+".json"), cidfile)
+				})
 			}
 			if err != nil {
 				return err
@@ -387,8 +393,39 @@ func report(w io.Writer, trials []trial) {
 			fmt.Fprintf(w, "  %-14s %.3f\n", name, stats.Mean(cores[name]))
 		}
 	}
+	reportWait(w, on, off)
 	fmt.Fprintf(w, "\ncost = 1 - on/off for throughput and on/off - 1 for p99: the median over %d pairs of each pair's ratio\n"+
 		"(its two arms back to back: two trials, or two adjacent blocks of one run), with a bootstrap interval over pairs; budget %.0f %%.\n", pairs, Budget)
+}
+
+// reportWait prints how long the tool's threads waited for a core with the stack on and off, and
+// the paired difference: the part of the tool's time the stack took on the core they share.
+func reportWait(w io.Writer, on, off map[int]trial) {
+	var onWait, offWait, onCores, offCores, onRun, offRun []float64
+	for rep, a := range on {
+		b, ok := off[rep]
+		if !ok || a.Wait == nil || b.Wait == nil {
+			continue
+		}
+		onWait, offWait = append(onWait, a.Wait.WaitMsPerS), append(offWait, b.Wait.WaitMsPerS)
+		onCores, offCores = append(onCores, a.Wait.Cores), append(offCores, b.Wait.Cores)
+		onRun, offRun = append(onRun, a.Wait.WaitPerRun), append(offRun, b.Wait.WaitPerRun)
+	}
+	if len(onWait) == 0 {
+		return
+	}
+	d, iv := stats.PairedDifference(onWait, offWait, 0.95)
+	if len(onWait) < minTrialsForVerdict {
+		iv.OK = false
+	}
+	fmt.Fprintln(w, "\nthe tool's threads waiting for a core (run-queue delay, /proc/<tid>/schedstat; medians over pairs):")
+	fmt.Fprintf(w, "  stack on   %6.2f ms/s (%.1f us a run), on a CPU %.3f cores\n", stats.Median(onWait), stats.Median(onRun), stats.Median(onCores))
+	fmt.Fprintf(w, "  stack off  %6.2f ms/s (%.1f us a run), on a CPU %.3f cores\n", stats.Median(offWait), stats.Median(offRun), stats.Median(offCores))
+	ci := fmt.Sprintf("n/a (needs %d+ pairs)", minTrialsForVerdict)
+	if iv.OK {
+		ci = fmt.Sprintf("[%+.2f, %+.2f]", iv.Lo, iv.Hi)
+	}
+	fmt.Fprintf(w, "  the stack added %+.2f ms/s %s, %.2f %% of the tool's time (paired, %d pairs)\n", d, ci, d/10, len(onWait))
 }
 
 func interval(lo, hi float64, ok bool) string {
@@ -536,13 +573,13 @@ func waitHTTP(ctx context.Context, url string, timeout time.Duration, ended <-ch
 // containers on a shared core as it does in a run (a process outside Docker's cgroup would weigh
 // against all of Docker's containers together). It serves its live metrics where Prometheus
 // scrapes them, and its JSON result lands in the raw folder.
-func runLoad(ctx context.Context, image string, o options, target, metrics, out string) (trial, error) {
+func runLoad(ctx context.Context, image string, o options, target, metrics, out, cidfile string) (trial, error) {
 	absDir, err := filepath.Abs(filepath.Dir(out))
 	if err != nil {
 		return trial{}, err
 	}
 	args := []string{"run", "--rm", "--network", "host", "--cpuset-cpus", strconv.Itoa(o.clientCore), "--cpus", "1", "--label", o.label,
-		"--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), "-v", absDir + ":/raw", "--entrypoint", "protobench", image, "load",
+		"--cidfile", cidfile, "--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), "-v", absDir + ":/raw", "--entrypoint", "protobench", image, "load",
 		"--target", "grpc://" + target, "--method", "GetUser", "--connections", strconv.Itoa(o.connections), "--concurrency", strconv.Itoa(o.concurrency),
 		"--duration", o.duration.String(), "--warmup", o.warmup.String(), "--out", "/raw/" + filepath.Base(out), "--progress", "off",
 		"--metrics-listen", metrics, "--label", "scenario=bench-observability"}

@@ -61,6 +61,9 @@ func TestReportSignsAndVerdicts(t *testing.T) {
 			t.Errorf("report of a 10 %% cost lacks %q:\n%s", want, out)
 		}
 	}
+	if strings.Contains(out, "waiting for a core") {
+		t.Errorf("report without schedstat readings prints a wait:\n%s", out)
+	}
 	b.Reset()
 	report(&b, same)
 	if out := b.String(); strings.Contains(out, "OVER") || !strings.Contains(out, "under 3 %") {
@@ -202,7 +205,17 @@ func TestBlockTrials(t *testing.T) {
 		{On: false, Begin: 1005.2, End: 1005.3, CPU: map[string]int64{"prometheus": 450_000_000}},
 		{On: true, Begin: 1009.9, End: 1010.0, CPU: map[string]int64{"prometheus": 450_000_000}},
 	}
-	got := blockTrials(start, series, switches, time.Second)
+	// The tool's schedstat every half second: 1 ms of waiting a second while the stack is on
+	// (1000-1005), none while it is off, and 0.1 of a core throughout.
+	var sched []schedSample
+	var waited int64
+	for at := 1000.0; at <= 1010; at += 0.5 {
+		if at > 1000 && at <= 1005.5 {
+			waited += 500_000
+		}
+		sched = append(sched, schedSample{At: at, Threads: map[string]schedTotals{"7": {CPUNs: int64((at - 1000) * 1e8), WaitNs: waited, Slices: int64((at - 1000) * 100)}}})
+	}
+	got := blockTrials(start, series, switches, time.Second, sched)
 	if len(got) != 2 {
 		t.Fatalf("%d trials, want 2: %+v", len(got), got)
 	}
@@ -218,11 +231,78 @@ func TestBlockTrials(t *testing.T) {
 	if off.StackOn || off.Requests != 1008+1009 || off.Seconds != 2 || off.Cores != nil || off.Repeat != 0 {
 		t.Errorf("off block %+v, want seconds 8-9 of pair 0", off)
 	}
+	if on.Wait == nil || math.Abs(on.Wait.WaitMsPerS-1) > 1e-6 || math.Abs(on.Wait.Cores-0.1) > 1e-6 || math.Abs(on.Wait.WaitPerRun-10) > 1e-6 {
+		t.Errorf("on block's tool wait %+v, want 1 ms/s, 0.1 cores, 10 us a run", on.Wait)
+	}
+	if off.Wait == nil || off.Wait.WaitMsPerS != 0 {
+		t.Errorf("off block's tool wait %+v, want 0 ms/s", off.Wait)
+	}
 	if math.Abs(on.RPS-float64(1003+1004+1005)/3) > 1e-9 {
 		t.Errorf("on block throughput %.3f", on.RPS)
 	}
 	// A settle that leaves no whole second drops the block.
-	if got := blockTrials(start, series, switches, 3500*time.Millisecond); len(got) != 0 {
+	if got := blockTrials(start, series, switches, 3500*time.Millisecond, sched); len(got) != 0 {
 		t.Errorf("settle 3.5 s: %d trials, want none", len(got))
+	}
+}
+
+func TestReportWait(t *testing.T) {
+	var trials []trial
+	for i := 0; i < 6; i++ {
+		level := float64(3 + i%3) // drifts between pairs by more than the stack adds
+		trials = append(trials,
+			trial{Repeat: i, StackOn: true, RPS: 1000, P99Ms: 1, Wait: &toolWait{WaitMsPerS: level + 2, Cores: 0.1, WaitPerRun: 3}},
+			trial{Repeat: i, StackOn: false, RPS: 1000, P99Ms: 1, Wait: &toolWait{WaitMsPerS: level, Cores: 0.1, WaitPerRun: 2}})
+	}
+	var b bytes.Buffer
+	report(&b, trials)
+	for _, want := range []string{"stack on     6.00 ms/s (3.0 us a run), on a CPU 0.100 cores", "stack off    4.00 ms/s", "the stack added +2.00 ms/s [+2.00, +2.00], 0.20 % of the tool's time (paired, 6 pairs)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func TestParseSchedstat(t *testing.T) {
+	got, err := parseSchedstat([]byte("123456789 2500 17\n"))
+	if err != nil || got != (schedTotals{CPUNs: 123456789, WaitNs: 2500, Slices: 17}) {
+		t.Errorf("parseSchedstat = %+v, %v", got, err)
+	}
+	for _, bad := range []string{"", "1 2", "1 2 x", "1 -2 3", "1 2 3 4"} {
+		if _, err := parseSchedstat([]byte(bad)); err == nil {
+			t.Errorf("parseSchedstat(%q) accepted", bad)
+		}
+	}
+}
+
+func TestSampleDelta(t *testing.T) {
+	th := func(kv ...any) map[string]schedTotals {
+		m := map[string]schedTotals{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1].(schedTotals)
+		}
+		return m
+	}
+	s := []schedSample{
+		// Thread 1 runs throughout; 2 is a helper of the container's start that ends; 3 starts
+		// between the second and the third sample.
+		{At: 10, Threads: th("1", schedTotals{0, 0, 0}, "2", schedTotals{9e8, 9e6, 900})},
+		{At: 11, Threads: th("1", schedTotals{5e8, 4e6, 1000})},
+		{At: 12, Threads: th("1", schedTotals{9e8, 6e6, 1600}, "3", schedTotals{1e8, 2e6, 400})},
+	}
+	w, ok := sampleDelta(s, 10, 12)
+	if !ok || w.WaitMsPerS != 4 || w.Cores != 0.5 || w.WaitPerRun != 4 {
+		t.Errorf("over 10-12: %+v %v, want 4 ms/s, 0.5 cores, 4 us a run (thread 1 and the new thread 3; the ended 2 left out)", w, ok)
+	}
+	if w, ok := sampleDelta(s, 11, 12); !ok || w.WaitMsPerS != 4 || w.Cores != 0.5 {
+		t.Errorf("over 11-12: %+v %v, want 4 ms/s, 0.5 cores", w, ok)
+	}
+	if _, ok := sampleDelta(s, 11.5, 12.5); ok {
+		t.Error("one sample in the window gave a delta")
+	}
+	// A thread ID reused by a new thread: its totals restart, and count whole.
+	reused := []schedSample{{At: 0, Threads: th("1", schedTotals{5e8, 5e6, 50})}, {At: 1, Threads: th("1", schedTotals{1e8, 1e6, 10})}}
+	if w, ok := sampleDelta(reused, 0, 1); !ok || w.WaitMsPerS != 1 || w.Cores != 0.1 {
+		t.Errorf("reused thread ID: %+v %v, want 1 ms/s and 0.1 cores", w, ok)
 	}
 }

@@ -143,6 +143,21 @@ func PairedRatio(num, den []float64, level float64) (float64, Interval) {
 	return Median(ratios), MedianCI(ratios, level)
 }
 
+// PairedDifference is the median of the per-pair differences a[i]-b[i] with its
+// percentile-bootstrap interval, resampling whole pairs: PairedRatio's companion for a quantity
+// whose zero means "none" (a delay added, not a throughput scaled). The interval is missing with
+// fewer than 2 pairs. a and b must be the same length.
+func PairedDifference(a, b []float64, level float64) (float64, Interval) {
+	if len(a) != len(b) || len(a) == 0 {
+		return math.NaN(), Interval{}
+	}
+	diffs := make([]float64, len(a))
+	for i := range a {
+		diffs[i] = a[i] - b[i]
+	}
+	return Median(diffs), MedianCI(diffs, level)
+}
+
 // Summary is what a report shows for one metric over repeats.
 type Summary struct {
 	N      int

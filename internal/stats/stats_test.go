@@ -136,6 +136,25 @@ func TestPairedRatio(t *testing.T) {
 	}
 }
 
+func TestPairedDifference(t *testing.T) {
+	// A delay of 2 added to each pair on top of levels that drift far more than 2 between pairs.
+	var on, off []float64
+	for i, level := range []float64{3, 9, 4, 12, 5, 8, 6} {
+		wobble := 0.1 * float64(i%3-1)
+		on, off = append(on, level+2+wobble), append(off, level)
+	}
+	d, iv := PairedDifference(on, off, 0.95)
+	if math.Abs(d-2) > 0.1 || !iv.OK || iv.Lo < 1.85 || iv.Hi > 2.15 {
+		t.Errorf("PairedDifference = %v %+v, want 2 within [1.85, 2.15]", d, iv)
+	}
+	if d, iv := PairedDifference([]float64{1, 2}, []float64{1}, 0.95); !math.IsNaN(d) || iv.OK {
+		t.Errorf("lengths 2 and 1: %v %+v, want NaN and no interval", d, iv)
+	}
+	if d, iv := PairedDifference([]float64{5}, []float64{2}, 0.95); d != 3 || iv.OK {
+		t.Errorf("one pair: %v %+v, want 3 and no interval", d, iv)
+	}
+}
+
 func TestSummarize(t *testing.T) {
 	s := Summarize([]float64{10, 12, 11, 14, 13})
 	want := Summary{N: 5, Median: 12, Mean: 12, StdDev: math.Sqrt(2.5), CV: math.Sqrt(2.5) / 12, Min: 10, Max: 14,

@@ -1,0 +1,76 @@
+package obsbench
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/protobench/protobench/internal/compose"
+	"github.com/protobench/protobench/internal/images"
+)
+
+// TestSchedWatchReadsARealContainer samples a real container's threads through its cgroup and
+// /proc: a shell that counts for a while, then sleeps. Its CPU and runs must show, and the
+// samples must make a delta.
+func TestSchedWatchReadsARealContainer(t *testing.T) {
+	if _, err := compose.CheckDocker(context.Background(), "docker"); errors.Is(err, compose.ErrDockerUnreachable) {
+		t.Skipf("docker unreachable: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := images.Ensure(ctx, images.Options{RepoRoot: root, Only: []string{images.Base}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cidfile, cleanup, err := newCidfile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	watch := watchSched(cidfile, 100*time.Millisecond)
+	out, err := exec.CommandContext(ctx, "docker", "run", "-d", "--rm", "--cidfile", cidfile, "--label", "protobench.obsbench.test=1",
+		set[images.Base].Ref, "sh", "-c", "i=0; while [ $i -lt 1000000 ]; do i=$((i+1)); done; sleep 60").CombinedOutput()
+	if err != nil {
+		watch.stop()
+		t.Fatalf("docker run: %v: %s", err, out)
+	}
+	id := strings.TrimSpace(string(out))
+	defer exec.Command("docker", "rm", "-f", id).Run()
+	// Until the count is done and the shell sleeps: its CPU stops growing.
+	deadline := time.Now().Add(2 * time.Minute)
+	var last int64 = -1
+	for time.Now().Before(deadline) {
+		time.Sleep(500 * time.Millisecond)
+		threads, ok := containerSched(id)
+		if !ok {
+			t.Fatalf("no schedstat for container %s: its cgroup's task list was not found", id)
+		}
+		var cpu int64
+		for _, th := range threads {
+			cpu += th.CPUNs
+		}
+		if cpu == last {
+			break
+		}
+		last = cpu
+	}
+	samples := watch.stop()
+	if len(samples) < 3 {
+		t.Fatalf("%d samples, want several", len(samples))
+	}
+	w, ok := sampleDelta(samples, samples[0].At, samples[len(samples)-1].At)
+	if !ok {
+		t.Fatalf("no delta from %d samples: %+v", len(samples), samples)
+	}
+	if w.Cores <= 0 {
+		t.Errorf("the counting shell shows no CPU: %+v", w)
+	}
+}
