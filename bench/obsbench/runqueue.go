@@ -20,8 +20,8 @@ import (
 // delay moves only with what shares the tool's core, so a few pairs of blocks settle it on a
 // noisy day as well.
 
-// schedTotals are a container's tasks' schedstat fields, summed: time on a CPU, time waiting
-// for one (both in ns), and the number of times they ran.
+// schedTotals are schedstat's fields for a thread, or summed over threads: time on a CPU, time
+// waiting for one (both in ns), and the number of times it ran.
 type schedTotals struct {
 	CPUNs  int64 `json:"cpu_ns"`
 	WaitNs int64 `json:"wait_ns"`
@@ -130,7 +130,7 @@ func sampleDelta(samples []schedSample, from, to float64) (toolWait, bool) {
 	return w, true
 }
 
-// schedWatch samples a container's schedstat totals every period, from the moment `docker run
+// schedWatch samples a container's threads' schedstat every period, from the moment `docker run
 // --cidfile` names the container until stop.
 type schedWatch struct {
 	mu      sync.Mutex
@@ -203,7 +203,7 @@ func writeSched(dir, name string, samples []schedSample) error {
 }
 
 // trialSched runs one tool run (given the cidfile to pass to `docker run`) while sampling its
-// schedstat, keeps the samples as <prefix>.sched.json, and adds the tool's wait over its whole
+// schedstat, keeps the samples as sched-<prefix>.json, and adds the tool's wait over its whole
 // run to the trial.
 func trialSched(dir, prefix string, run func(cidfile string) (trial, error)) (trial, error) {
 	cidfile, cleanup, err := newCidfile()
