@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,6 +62,9 @@ type options struct {
 	k6RemoteWrite            bool   // k6 pushes to Prometheus in its stack-on trials
 	design                   string // blocks or trials
 	block                    time.Duration
+	// switched are the stack's containers that the arms differ by (nil: all of them); the
+	// others run in both arms, so that the difference is what the switched ones cost.
+	switched []string
 	// label marks the load tool's containers as the stack's are, so that the stack's removal
 	// also takes a tool container whose docker CLI was killed (Ctrl-C) before it ended.
 	label string
@@ -105,6 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.outDir, "out", "", "folder for the raw results (default: a new temporary folder)")
 	fs.StringVar(&o.tool, "tool", "protobench", "load tool: protobench (its live metrics scraped every second) or k6 (remote write while the stack is on)")
 	fs.BoolVar(&o.k6RemoteWrite, "k6-remote-write", true, "with --tool k6: push k6's metrics to Prometheus in the stack-on trials, as a run does; false leaves k6's output off in both arms, so that the cost is the stack's alone and the difference from a run with it is what the push costs")
+	switchList := fs.String("switch", "", "the stack's containers to switch on and off, comma-separated ("+strings.Join(stackServices, ", ")+"; default all); the others run in both arms, so that the cost is the switched ones' alone")
 	fs.BoolVar(&o.keep, "keep", false, "leave the stack's containers running at the end (for a look at Prometheus)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -119,6 +124,17 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		o.repeats = 5
 		if o.design == "blocks" {
 			o.repeats = 40
+		}
+	}
+	if *switchList != "" {
+		for _, name := range strings.Split(*switchList, ",") {
+			name = strings.TrimSpace(name)
+			if !slices.Contains(stackServices, name) {
+				return o, fmt.Errorf("--switch %q: %q is not one of the stack's containers (%s)", *switchList, name, strings.Join(stackServices, ", "))
+			}
+			if !slices.Contains(o.switched, name) {
+				o.switched = append(o.switched, name)
+			}
 		}
 	}
 	switch {
@@ -207,6 +223,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		} else {
 			fmt.Fprintln(stdout, "bench-observability: k6's output is off in both arms: the cost measured is the stack's alone")
 		}
+	}
+	if o.switched != nil {
+		fmt.Fprintf(stdout, "bench-observability: only %s switched; the rest of the stack runs in both arms\n", strings.Join(o.switched, ", "))
 	}
 	if o.obsCPUs == strconv.Itoa(o.clientCore) {
 		fmt.Fprintln(stdout, "bench-observability: no spare core: the stack shares the generator's core, as it does in a run on this host (scenario.AutoLayout)")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,7 @@ func TestFlagsRejectBadInput(t *testing.T) {
 		"k6's remote write": {"--tool", "k6", "--design", "blocks"},
 		"--block":           {"--block", "1s", "--settle", "1s"},
 		"--k6-remote-write": {"--k6-remote-write=false"},
+		`"grafana" is not`:  {"--switch", "cadvisor,grafana"},
 	}
 	for want, args := range cases {
 		_, err := parseFlags(args, io.Discard)
@@ -37,6 +39,10 @@ func TestFlagsRejectBadInput(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"--repeats", "3", "--duration", "5s"}, io.Discard); err != nil {
 		t.Errorf("valid flags refused: %v", err)
+	}
+	o, err := parseFlags([]string{"--switch", "cadvisor, prometheus,cadvisor"}, io.Discard)
+	if err != nil || !slices.Equal(o.switched, []string{"cadvisor", "prometheus"}) {
+		t.Errorf("--switch cadvisor, prometheus,cadvisor: %v %v, want [cadvisor prometheus]", o.switched, err)
 	}
 }
 

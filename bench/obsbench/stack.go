@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ import (
 type stack struct {
 	promAddr   string
 	containers map[string]string // name -> container id
+	switched   []string          // the containers set switches; nil: all
 	label      string
 	settings   []string // what the stack ran with, one line each, for the output and settings.txt
 }
@@ -45,7 +47,7 @@ func startStack(ctx context.Context, root string, o options, set images.Set, ser
 	}
 	promAddr, cadvisorAddr, nodeAddr := addrs[0], addrs[1], addrs[2]
 	_, cadvisorPort, _ := strings.Cut(cadvisorAddr, ":")
-	st := &stack{promAddr: promAddr, containers: map[string]string{}, label: "protobench.obsbench=" + strconv.Itoa(os.Getpid())}
+	st := &stack{promAddr: promAddr, containers: map[string]string{}, switched: o.switched, label: "protobench.obsbench=" + strconv.Itoa(os.Getpid())}
 
 	// compose/prometheus/prometheus.yml's jobs and intervals, each job pointed at this
 	// benchmark's process or container.
@@ -126,18 +128,22 @@ func doubled(d string) string {
 	return (2 * v).String()
 }
 
-// set runs (on) or freezes (off) every container of the stack.
+// stackServices are the stack's containers, by their compose service names.
+var stackServices = []string{"prometheus", "cadvisor", "node-exporter"}
+
+// set runs (on) or freezes (off) the stack's switched containers; the others are left running.
 func (s *stack) set(ctx context.Context, on bool) error {
-	verb := "pause"
-	if on {
-		verb = "unpause"
-	}
 	for name, id := range s.containers {
+		run := on || (s.switched != nil && !slices.Contains(s.switched, name))
+		verb := "pause"
+		if run {
+			verb = "unpause"
+		}
 		paused, err := docker(ctx, "inspect", "-f", "{{.State.Paused}}", id)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		if (strings.TrimSpace(paused) == "true") == !on {
+		if (strings.TrimSpace(paused) == "true") == !run {
 			continue
 		}
 		if _, err := docker(ctx, verb, id); err != nil {
