@@ -38,7 +38,10 @@ import (
 	"github.com/protobench/protobench/internal/images"
 	"github.com/protobench/protobench/internal/prom"
 	"github.com/protobench/protobench/internal/repo"
+	"github.com/protobench/protobench/internal/scenario"
 	"github.com/protobench/protobench/internal/stats"
+	"github.com/protobench/protobench/internal/tool"
+	_ "github.com/protobench/protobench/internal/tool/protobenchtool"
 )
 
 // Budget is the most the stack may cost, in percent of throughput or of p99 (issue 13).
@@ -210,7 +213,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.obsCPUs == "" {
-		o.obsCPUs = stackCores(o.serverCore, o.clientCore)
+		o.obsCPUs = stackCores(o.serverCore, o.clientCore, o.tool)
 	}
 	fmt.Fprintf(stdout, "bench-observability: %s, GetUser on %d connection(s) x %d in flight; server on core %d, generator on core %d, stack on cpus %q; raw files in %s\n",
 		o.tool, o.connections, o.concurrency, o.serverCore, o.clientCore, o.obsCPUs, o.outDir)
@@ -227,8 +230,11 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if o.switched != nil {
 		fmt.Fprintf(stdout, "bench-observability: only %s switched; the rest of the stack runs in both arms\n", strings.Join(o.switched, ", "))
 	}
-	if o.obsCPUs == strconv.Itoa(o.clientCore) {
-		fmt.Fprintln(stdout, "bench-observability: no spare core: the stack shares the generator's core, as it does in a run on this host (scenario.AutoLayout)")
+	switch o.obsCPUs {
+	case strconv.Itoa(o.clientCore):
+		fmt.Fprintln(stdout, "bench-observability: no spare core: the stack shares the generator's core, as it does in a run on this host for a tool that leaves its core room (scenario.Layout.StackCPUSet)")
+	case strconv.Itoa(o.serverCore):
+		fmt.Fprintln(stdout, "bench-observability: no spare core: the stack shares the server's core, as it does in a run on this host for a client-bound tool such as k6 (scenario.Layout.StackCPUSet)")
 	}
 
 	srv, err := startServer(ctx, root, o)
@@ -474,14 +480,17 @@ func onOff(on bool) string {
 	return "off"
 }
 
-// stackCores is where a run on this host puts the observability stack (scenario.AutoLayout): the
-// cores neither the server nor the generator has, or, when none is left, the generator's core, so
-// that the server's core stays its own.
-func stackCores(server, client int) string {
-	if rest := otherCores(server, client); rest != "" {
-		return rest
+// stackCores is where a run on this host puts the observability stack while the tool runs
+// (scenario.AutoLayout, then Layout.StackCPUSet): the cores neither the server nor the generator
+// has, or, when none is left, the generator's core, so that the server's core stays its own,
+// unless the tool is client-bound (k6), whose steps leave the server's core the room.
+func stackCores(server, client int, toolName string) string {
+	l := scenario.Layout{ServerCPUSet: strconv.Itoa(server), ClientCPUSet: strconv.Itoa(client), ObservabilityCPUSet: otherCores(server, client)}
+	if l.ObservabilityCPUSet == "" {
+		l.ObservabilityCPUSet = l.ClientCPUSet
 	}
-	return strconv.Itoa(client)
+	a, ok := tool.Lookup(toolName)
+	return l.StackCPUSet(ok && a.Capabilities().ClientBound)
 }
 
 // otherCores is every online core but the two given, as a cpuset list; empty when none is left.

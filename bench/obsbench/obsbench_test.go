@@ -312,3 +312,19 @@ func TestSampleDelta(t *testing.T) {
 		t.Errorf("reused thread ID: %+v %v, want 1 ms/s and 0.1 cores", w, ok)
 	}
 }
+
+// TestStackCoresFollowTheRun: the bench's default place for the stack is a run's
+// (scenario.Layout.StackCPUSet): on two cores the generator's core for our generator and the
+// server's for k6, which fills its own; with more cores, the spare ones for either.
+func TestStackCoresFollowTheRun(t *testing.T) {
+	lean, k6 := stackCores(0, 1, "protobench"), stackCores(0, 1, "k6")
+	if spare := otherCores(0, 1); spare != "" {
+		if lean != spare || k6 != spare {
+			t.Errorf("spare cores %q: the stack on %q (protobench) and %q (k6), want the spare ones for both", spare, lean, k6)
+		}
+		return
+	}
+	if lean != "1" || k6 != "0" {
+		t.Errorf("two cores: the stack on %q for protobench and %q for k6, want 1 and 0", lean, k6)
+	}
+}

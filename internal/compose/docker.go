@@ -102,6 +102,22 @@ func (c *Client) Inspect(ctx context.Context, id string) (ContainerState, error)
 	return st, nil
 }
 
+// SetCPUSet moves a running container onto cpuset (docker update --cpuset-cpus) and reads the
+// cpuset back, so that a daemon that took the call without applying it is caught.
+func (c *Client) SetCPUSet(ctx context.Context, id, cpuset string) error {
+	if _, err := c.docker(ctx, "update", "--cpuset-cpus", cpuset, id); err != nil {
+		return err
+	}
+	got, err := c.docker(ctx, "inspect", "--format", "{{.HostConfig.CpusetCpus}}", id)
+	if err != nil {
+		return err
+	}
+	if got != cpuset {
+		return fmt.Errorf("docker update %s: cpuset is %q, want %q", id, got, cpuset)
+	}
+	return nil
+}
+
 // Logs returns a container's whole log, stdout and stderr interleaved as docker keeps them.
 func (c *Client) Logs(ctx context.Context, id string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, c.opts.Docker, "logs", "--timestamps", id)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -109,6 +111,7 @@ func TestFastPathAgainstCompose(t *testing.T) {
 	if err := c.Up(ctx, nil, "node-exporter"); err != nil {
 		t.Fatal(err)
 	}
+	checkSetCPUSet(ctx, t, c, "node-exporter")
 
 	serverEnv := map[string]string{
 		"PROTOBENCH_SERVER_CPUS": "0.5", "PROTOBENCH_SERVER_CPUSET": "0", "PROTOBENCH_SERVER_MEM": "268435456",
@@ -172,5 +175,48 @@ func TestFastPathAgainstCompose(t *testing.T) {
 	}
 	if err := c.RemoveByID(ctx, id); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkSetCPUSet moves a running container of the stack between cores, as a run does for a
+// client-bound tool, and reads the move back from the daemon; a cpuset the host lacks is an
+// error, and the container stays where it was.
+func checkSetCPUSet(ctx context.Context, t *testing.T, c *compose.Client, service string) {
+	t.Helper()
+	if runtime.NumCPU() < 2 {
+		t.Log("one core: no other core to move the stack to")
+		return
+	}
+	id, err := c.ContainerID(ctx, service)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpuset := func() string {
+		out, err := exec.Command("docker", "inspect", "--format", "{{.HostConfig.CpusetCpus}}", id).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	moves := []string{"0", "1"}
+	if before := cpuset(); before != "" {
+		// Back where compose put it; a container with no cpuset (all cores) has no way back,
+		// since docker update takes "" as "no change".
+		moves = append(moves, before)
+	}
+	for _, want := range moves {
+		if err := c.SetCPUSet(ctx, id, want); err != nil {
+			t.Fatalf("SetCPUSet %s: %v", want, err)
+		}
+		if got := cpuset(); got != want {
+			t.Errorf("after SetCPUSet(%s) the daemon says cpuset %q", want, got)
+		}
+	}
+	missing := strconv.Itoa(runtime.NumCPU() + 8)
+	if err := c.SetCPUSet(ctx, id, missing); err == nil {
+		t.Errorf("SetCPUSet to cpu %s, which this host lacks: no error", missing)
+	}
+	if got, last := cpuset(), moves[len(moves)-1]; got != last {
+		t.Errorf("after a refused move the cpuset is %q, want %q", got, last)
 	}
 }

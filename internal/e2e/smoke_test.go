@@ -14,12 +14,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/protobench/protobench/internal/compose"
 	"github.com/protobench/protobench/internal/dashboards"
 	"github.com/protobench/protobench/internal/prom"
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/scenario"
 	"github.com/protobench/protobench/internal/stepinfo"
 	"github.com/protobench/protobench/internal/swarm/swarmtest"
+	"github.com/protobench/protobench/internal/tool"
+	_ "github.com/protobench/protobench/internal/tool/all"
 )
 
 func TestSmokeEndToEnd(t *testing.T) {
@@ -90,8 +94,9 @@ func TestSmokeEndToEnd(t *testing.T) {
 	}
 
 	var info struct {
-		RunID         string `json:"run_id"`
-		PrometheusURL string `json:"prometheus_url"`
+		RunID         string          `json:"run_id"`
+		PrometheusURL string          `json:"prometheus_url"`
+		Layout        scenario.Layout `json:"cpu_layout"`
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
 	if err != nil {
@@ -100,6 +105,7 @@ func TestSmokeEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(b, &info); err != nil {
 		t.Fatal(err)
 	}
+	checkStackPlacement(ctx, t, info.Layout, recs)
 	pc := prom.New(info.PrometheusURL)
 	for target := range servers {
 		expr := fmt.Sprintf(`count(count_over_time(container_cpu_usage_seconds_total{container_label_com_docker_compose_service=%q}[30m]))`, target)
@@ -167,4 +173,45 @@ func checkDashboardQueries(ctx context.Context, t *testing.T, pc *prom.Client, r
 		}
 	}
 	t.Logf("%d dashboard queries run over their records' windows; %d were empty where the tool gives them no data", checked, empty)
+}
+
+// checkStackPlacement: each record says where the observability stack sat during its run, which
+// is where the layout wants it for the record's tool (client-bound tools: the server's core on a
+// 2-core host), and the stack's containers, still up (--keep-up), sit where the last run put them.
+func checkStackPlacement(ctx context.Context, t *testing.T, layout scenario.Layout, recs []record.Record) {
+	t.Helper()
+	last, moved := "", false
+	for _, r := range recs {
+		if !r.Valid() {
+			continue
+		}
+		a, ok := tool.Lookup(r.Tool)
+		if !ok {
+			t.Errorf("%s/%s: no adapter for tool %s", r.Step, r.Target, r.Tool)
+			continue
+		}
+		want := layout.StackCPUSet(a.Capabilities().ClientBound)
+		if r.ObservabilityCPUSet != want {
+			t.Errorf("%s/%s/%s: observability stack on cpuset %q, want %q (layout %+v)", r.Step, r.Target, r.Tool, r.ObservabilityCPUSet, want, layout)
+		}
+		moved = moved || want != layout.ObservabilityCPUSet
+		last = r.ObservabilityCPUSet
+	}
+	t.Logf("layout %+v; the stack moved for a client-bound tool: %v", layout, moved)
+	if last == "" {
+		return
+	}
+	for _, svc := range []string{"prometheus", "cadvisor", "node-exporter"} {
+		out, err := exec.CommandContext(ctx, "docker", "ps", "-q", "--filter", "label=com.docker.compose.project="+compose.DefaultProjectName,
+			"--filter", "label=com.docker.compose.service="+svc).Output()
+		id := strings.TrimSpace(string(out))
+		if err != nil || id == "" || strings.Contains(id, "\n") {
+			t.Errorf("the stack's %s container: %q %v", svc, id, err)
+			continue
+		}
+		got, err := exec.CommandContext(ctx, "docker", "inspect", "--format", "{{.HostConfig.CpusetCpus}}", id).Output()
+		if err != nil || strings.TrimSpace(string(got)) != last {
+			t.Errorf("%s sits on cpuset %q (%v), want %q, where the last run put the stack", svc, strings.TrimSpace(string(got)), err, last)
+		}
+	}
 }

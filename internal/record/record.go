@@ -85,6 +85,10 @@ type Record struct {
 	// "single-node", or the server's and the load tools' node hostnames.
 	Engine    string `json:"engine,omitempty"`
 	Placement string `json:"placement,omitempty"`
+	// ObservabilityCPUSet is where the observability stack sat during the run, when the runner
+	// placed it (compose): the client's core, or the server's for a client-bound tool on a host
+	// with no core to spare (scenario.Layout.StackCPUSet).
+	ObservabilityCPUSet string `json:"observability_cpuset,omitempty"`
 
 	StartUnix float64 `json:"start_unix"` // measurement window, for Prometheus queries and Grafana links
 	EndUnix   float64 `json:"end_unix"`

@@ -185,7 +185,7 @@ func metadata(f *Folder) ([]kv, []kv) {
 		{"Docker, Compose", fmt.Sprintf("%s, %s", h.DockerVersion, compose)},
 		{"Go (protobench)", h.GoVersion},
 		{"Git commit", commit},
-		{"CPU layout", fmt.Sprintf("server cpuset %s, client cpuset %s, observability cpuset %s", r.Layout.ServerCPUSet, r.Layout.ClientCPUSet, r.Layout.ObservabilityCPUSet)},
+		{"CPU layout", fmt.Sprintf("server cpuset %s, client cpuset %s, observability cpuset %s%s", r.Layout.ServerCPUSet, r.Layout.ClientCPUSet, r.Layout.ObservabilityCPUSet, results.StackPlaces(f.Records))},
 	}
 	var imgs []kv
 	for _, im := range r.Images {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/protobench/protobench/internal/record"
@@ -56,8 +58,8 @@ func writeHeader(b *bytes.Buffer, plan *scenario.Plan, recs []record.Record) {
 	}
 	fmt.Fprintf(b, "- Scenario sha256: `%s`\n", sc.Hash())
 	l := plan.Layout
-	fmt.Fprintf(b, "- Host: %d cores; server cpuset %s, client cpuset %s, observability cpuset %s\n",
-		l.Cores, l.ServerCPUSet, l.ClientCPUSet, l.ObservabilityCPUSet)
+	fmt.Fprintf(b, "- Host: %d cores; server cpuset %s, client cpuset %s, observability cpuset %s%s\n",
+		l.Cores, l.ServerCPUSet, l.ClientCPUSet, l.ObservabilityCPUSet, StackPlaces(recs))
 	if plan.Options.Quick {
 		fmt.Fprintf(b, "- Quick mode: runs cut to %s and one repeat; not for quoting\n", scenario.QuickBudget)
 	}
@@ -264,4 +266,27 @@ func FlagLegend() [][2]string {
 		out[i] = [2]string{fm.flag, fm.meaning}
 	}
 	return out
+}
+
+// StackPlaces says where the runner put the observability stack during the runs, by tool, as
+// the records say (runs of older versions say nothing, and neither does this).
+func StackPlaces(recs []record.Record) string {
+	tools := map[string]map[string]bool{}
+	for _, r := range recs {
+		if r.ObservabilityCPUSet == "" {
+			continue
+		}
+		if tools[r.ObservabilityCPUSet] == nil {
+			tools[r.ObservabilityCPUSet] = map[string]bool{}
+		}
+		tools[r.ObservabilityCPUSet][r.Tool] = true
+	}
+	if len(tools) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, cpuset := range slices.Sorted(maps.Keys(tools)) {
+		parts = append(parts, fmt.Sprintf("cpuset %s during %s", cpuset, strings.Join(slices.Sorted(maps.Keys(tools[cpuset])), ", ")))
+	}
+	return "; the stack sat on " + strings.Join(parts, ", on ") + " runs"
 }

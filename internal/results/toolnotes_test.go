@@ -24,3 +24,17 @@ func TestToolNotesInSummary(t *testing.T) {
 		t.Errorf("note appears %d times in:\n%s", got, b.String())
 	}
 }
+
+func TestStackPlacesByTool(t *testing.T) {
+	recs := []record.Record{
+		{Tool: "protobench", ObservabilityCPUSet: "1"}, {Tool: "k6", ObservabilityCPUSet: "0"},
+		{Tool: "wrk", ObservabilityCPUSet: "1"}, {Tool: "ghz", ObservabilityCPUSet: "0"}, {Tool: "k6", ObservabilityCPUSet: "0"},
+	}
+	want := "; the stack sat on cpuset 0 during ghz, k6, on cpuset 1 during protobench, wrk runs"
+	if got := StackPlaces(recs); got != want {
+		t.Errorf("StackPlaces = %q, want %q", got, want)
+	}
+	if got := StackPlaces([]record.Record{{Tool: "k6"}}); got != "" {
+		t.Errorf("records of a version that did not place the stack: %q, want nothing", got)
+	}
+}

@@ -208,6 +208,11 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 		project: opts.Project,
 		log:     func(format string, args ...any) { fmt.Fprintf(opts.Stderr, "protobench: "+format+"\n", args...) },
 	}
+	if p, ok := env.orchestrator.(stackPlacer); ok && env.engine != EngineSwarm {
+		// stackAt starts unknown: a stack kept up by an earlier run (--keep-up) may sit where
+		// that run last moved it, and compose does not see a docker update as a change.
+		sr.placer, sr.layout, sr.observability = p, plan.Layout, env.observability
+	}
 	steps := trackSteps(sr, env.prometheusURL)
 	prog := &progress{w: opts.Stdout, start: time.Now(), total: len(plan.Runs), estimate: plan.TotalDuration}
 	if env.timing != nil {

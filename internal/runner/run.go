@@ -551,6 +551,23 @@ func (s *composeStack) Logs(ctx context.Context, id string) ([]byte, error) {
 	return b, err
 }
 
+// PlaceStack moves the running containers of services onto cpuset.
+func (s *composeStack) PlaceStack(ctx context.Context, services []string, cpuset string) error {
+	for _, svc := range services {
+		err := s.bounded(ctx, dockerCallTimeout, func(ctx context.Context) error {
+			id, err := s.c.ContainerID(ctx, svc)
+			if err != nil {
+				return err
+			}
+			return s.c.SetCPUSet(ctx, id, cpuset)
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", svc, err)
+		}
+	}
+	return nil
+}
+
 // Run runs a tool within limit; a tool still running then is stopped and its container removed.
 func (s *composeStack) Run(ctx context.Context, o OneOff) ([]byte, []byte, int, error) {
 	var stdout, stderr []byte

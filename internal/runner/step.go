@@ -81,6 +81,46 @@ type stepRunner struct {
 	// missingTools maps a tool to why it cannot run on this machine.
 	missingTools map[string]string
 	project      string // compose project: tool containers are named after it
+
+	// placer moves the observability stack (the services observability) to where each run
+	// wants it (layout.StackCPUSet); stackAt is where it sits now. nil where the stack cannot
+	// be moved (swarm sets no cpusets).
+	placer        stackPlacer
+	layout        scenario.Layout
+	observability []string
+	stackAt       string
+}
+
+// stackPlacer is an orchestrator that can move the observability containers between cores
+// while a run goes on.
+type stackPlacer interface {
+	PlaceStack(ctx context.Context, services []string, cpuset string) error
+}
+
+// placeStack puts the observability stack where this run's tool leaves room for it, before the
+// tool's warm-up so that the move is not measured. A failed move is a warning: the stack stays
+// where it was, and the record says where that is.
+func (s *stepRunner) placeStack(ctx context.Context, a tool.Adapter, rec *record.Record) {
+	if s.placer == nil {
+		return
+	}
+	want := s.layout.StackCPUSet(a.Capabilities().ClientBound)
+	if want != s.stackAt {
+		if err := s.placer.PlaceStack(ctx, s.observability, want); err != nil {
+			s.log("warning: moving the observability stack to cpuset %s for %s: %v", want, a.Name(), err)
+		} else {
+			s.log("observability stack on cpuset %s for %s (%s)", want, a.Name(), stackReason(s.layout, want))
+			s.stackAt = want
+		}
+	}
+	rec.ObservabilityCPUSet = s.stackAt
+}
+
+func stackReason(l scenario.Layout, cpuset string) string {
+	if cpuset == l.ServerCPUSet && cpuset != l.ObservabilityCPUSet {
+		return "a client-bound tool: the server's core has the room"
+	}
+	return "the layout's place for it"
 }
 
 // Flags the runner sets on a run whose server or tool failed it. They sit beside the flags of
@@ -178,6 +218,7 @@ func (s *stepRunner) measure(ctx context.Context, plan *scenario.Plan, r scenari
 	if err := s.stack.WaitHealthy(ctx, ep.Service, serverHealthTimeout); err != nil {
 		return fail(fmt.Errorf("%s did not become healthy: %w", ep.Service, err))
 	}
+	s.placeStack(ctx, adapter, &rec)
 
 	// cAdvisor must report the server before the measured window opens, or the window's first
 	// seconds lack its CPU. A warm-up of a couple of seconds covers the wait (a housekeeping

@@ -41,6 +41,29 @@ func AutoLayout(cores int) Layout {
 	}
 }
 
+// StackCPUSet is where the observability stack should sit while a step runs. Where it has a core
+// of its own, or the layout is shared, that is ObservabilityCPUSet. Where it shares the client's
+// cores (two cores), it follows the slack: a tool that spends more CPU per request than the
+// server it loads (clientBound) fills its own core long before the server's is full, so the
+// stack's CPU taken from the client's core comes straight out of the measurement, while the
+// server's core has room for it. Any other tool leaves the stack on the client's side, where a
+// saturated server would otherwise lose it.
+func (l Layout) StackCPUSet(clientBound bool) string {
+	if !clientBound || l.Shared || l.ObservabilityCPUSet != l.ClientCPUSet || l.ServerCPUSet == "" {
+		return l.ObservabilityCPUSet
+	}
+	return l.ServerCPUSet
+}
+
+// StackNote says, for a listing of the layout, where the stack goes during a client-bound tool's
+// runs when that is not ObservabilityCPUSet; empty otherwise.
+func (l Layout) StackNote() string {
+	if at := l.StackCPUSet(true); at != l.ObservabilityCPUSet {
+		return fmt.Sprintf(" (cpuset %s while a client-bound tool runs: its own core is full, the server's has room)", at)
+	}
+	return ""
+}
+
 func cpuRange(lo, hi int) string {
 	if lo == hi {
 		return strconv.Itoa(lo)

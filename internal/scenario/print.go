@@ -23,8 +23,8 @@ func (p *Plan) Print(w io.Writer) error {
 		ew.printf("article   %s\n", sc.Published.Method)
 	}
 	l := p.Layout
-	ew.printf("host      %d cores: server cpuset %s, client cpuset %s, observability cpuset %s\n",
-		l.Cores, l.ServerCPUSet, l.ClientCPUSet, l.ObservabilityCPUSet)
+	ew.printf("host      %d cores: server cpuset %s, client cpuset %s, observability cpuset %s%s\n",
+		l.Cores, l.ServerCPUSet, l.ClientCPUSet, l.ObservabilityCPUSet, l.StackNote())
 	if opts := p.describeOptions(); opts != "" {
 		ew.printf("options   %s\n", opts)
 	}

@@ -121,6 +121,12 @@ type Capabilities struct {
 	ImageVariant string
 	// Limits says in words what the tool cannot drive, for messages that refuse a step.
 	Limits string
+	// ClientBound is true for a tool that spends more CPU per request than the servers it loads
+	// (bench-generators in the README: k6 65-81 us, ghz 19 us, against 10-28 us for the
+	// servers), so that its steps are bound by its own core while the server's has room. On a
+	// host where the observability stack shares the client's core, the stack moves to the
+	// server's for such a tool's steps (scenario.Layout.StackCPUSet).
+	ClientBound bool
 }
 
 // HTTPMode is one HTTP version ("1.1", or "2" for h2c) with one body encoding ("json",

@@ -88,6 +88,7 @@ func (Adapter) Capabilities() tool.Capabilities {
 	return tool.Capabilities{
 		Protocols: []string{targets.GRPC}, Methods: unary, Models: []string{"closed", "open"},
 		Image: "ghz", Limits: "ghz speaks gRPC only, unary methods", Requests: true,
+		ClientBound: true,
 	}
 }
 

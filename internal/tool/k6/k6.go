@@ -112,6 +112,7 @@ func (Adapter) Capabilities() tool.Capabilities {
 		Protocols: []string{targets.HTTP, targets.GRPC}, Methods: unary, Models: []string{"closed", "open"},
 		HTTP:  []tool.HTTPMode{{Version: targets.HTTP1, Encoding: targets.EncodingJSON}},
 		Image: "k6", Limits: "k6's scripts speak HTTP/1.1 with JSON bodies and gRPC, unary methods",
+		ClientBound: true,
 	}
 }
 
