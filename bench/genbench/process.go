@@ -17,7 +17,9 @@ import (
 
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/repo"
+	"github.com/protobench/protobench/internal/scenario"
 	"github.com/protobench/protobench/internal/tool"
+	"github.com/protobench/protobench/internal/tool/k6"
 )
 
 func itoa(i int) string { return strconv.Itoa(i) }
@@ -212,6 +214,10 @@ func (b *bench) runGenerator(ctx context.Context, protocol, name string, srv *se
 		args = append(args, protocolSpecs[protocol].libClient...)
 	}
 	cmd := exec.CommandContext(ctx, "taskset", append([]string{"-c", itoa(b.o.clientCore), b.tools[name]}, args...)...)
+	if a.Name() == "k6" {
+		// As in a run's k6 container (compose's k6 service), with a run's default memory cap.
+		cmd.Env = append(os.Environ(), k6.RuntimeEnv(scenario.DefaultClientMemoryBytes)...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Start()

@@ -12,6 +12,9 @@ import (
 	"github.com/protobench/protobench/internal/tool/k6"
 )
 
+// toolMemory is k6's memory cap, a run's default (compose's PROTOBENCH_CLIENT_MEM).
+const toolMemory = 1 << 30
+
 // runK6 runs the step with k6 instead of protobench's generator: k6's image on the host network,
 // pinned to the client core, with the k6 adapter's own command line. With the stack on, k6 also
 // pushes its metrics to Prometheus by remote write, as in a run; with it off, k6 runs
@@ -38,7 +41,11 @@ func runK6(ctx context.Context, o options, image, target, promURL, prefix, cidfi
 		return trial{}, err
 	}
 	args := []string{"run", "--rm", "--network", "host", "--cpuset-cpus", strconv.Itoa(o.clientCore), "--cpus", "1", "--label", o.label,
-		"--cidfile", cidfile, "--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), "-v", absOut + ":/raw", "--entrypoint", a.Program(), image}
+		"--cidfile", cidfile, "--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), "-v", absOut + ":/raw", "--memory", strconv.FormatInt(toolMemory, 10)}
+	for _, e := range k6.RuntimeEnv(toolMemory) {
+		args = append(args, "-e", e)
+	}
+	args = append(args, "--entrypoint", a.Program(), image)
 	args = append(args, a.Args(inv)...)
 	// k6's log (its output's warnings among it: a push slower than its interval) is kept beside
 	// its summary.

@@ -73,17 +73,18 @@ func stringOf(v any) string {
 // composeFile is the part of docker-compose.yml the checks below read.
 type composeFile struct {
 	Services map[string]struct {
-		Image       string         `yaml:"image"`
-		Profiles    []string       `yaml:"profiles"`
-		Ports       []string       `yaml:"ports"`
-		Volumes     []string       `yaml:"volumes"`
-		Privileged  bool           `yaml:"privileged"`
-		CPUs        any            `yaml:"cpus"`
-		CPUSet      string         `yaml:"cpuset"`
-		MemLimit    any            `yaml:"mem_limit"`
-		Entrypoint  []string       `yaml:"entrypoint"`
-		Command     []string       `yaml:"command"`
-		Healthcheck map[string]any `yaml:"healthcheck"`
+		Image       string            `yaml:"image"`
+		Profiles    []string          `yaml:"profiles"`
+		Ports       []string          `yaml:"ports"`
+		Volumes     []string          `yaml:"volumes"`
+		Privileged  bool              `yaml:"privileged"`
+		CPUs        any               `yaml:"cpus"`
+		CPUSet      string            `yaml:"cpuset"`
+		MemLimit    any               `yaml:"mem_limit"`
+		Entrypoint  []string          `yaml:"entrypoint"`
+		Command     []string          `yaml:"command"`
+		Healthcheck map[string]any    `yaml:"healthcheck"`
+		Environment map[string]string `yaml:"environment"`
 	} `yaml:"services"`
 }
 

@@ -162,6 +162,19 @@ func TestFastPathAgainstCompose(t *testing.T) {
 		t.Errorf("load output names no GetUser:\n%s\n%s", stdout, stderr)
 	}
 
+	// k6's container gets compose's collector settings, its memory limit from the run's variable.
+	k6Env := map[string]string{"PROTOBENCH_CLIENT_CPUS": "1", "PROTOBENCH_CLIENT_CPUSET": "1", "PROTOBENCH_CLIENT_MEM": "536870912", "PROTOBENCH_CLIENT_GOMEMLIMIT": "429496728"}
+	k6spec, err := c.ServiceSpec(ctx, "k6", k6Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k6args := strings.Join(c.DockerArgs(compose.FastContainer{Service: k6spec, Name: project + "-k6", Env: k6Env, OneOff: true}), " ")
+	for _, want := range []string{"-e GOGC=400", "-e GOMEMLIMIT=429496728", "--memory 536870912"} {
+		if !strings.Contains(k6args, want) {
+			t.Errorf("k6's docker run lacks %q: %s", want, k6args)
+		}
+	}
+
 	// A tool whose context ends is stopped and its container removed.
 	tool.Args = []string{"load", "--target", "grpc://grpc:50051", "--duration", "60s"}
 	short, cancelShort := context.WithTimeout(ctx, 3*time.Second)

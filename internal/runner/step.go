@@ -506,6 +506,8 @@ func clientEnvironment(r scenario.Run) map[string]string {
 		"PROTOBENCH_CLIENT_CPUS":   formatCPUs(r.Caps.ClientCPUs),
 		"PROTOBENCH_CLIENT_CPUSET": r.Layout.ClientCPUSet,
 		"PROTOBENCH_CLIENT_MEM":    fmt.Sprintf("%d", r.Caps.ClientMemoryBytes),
+		// The soft heap limit of a Go tool that collects garbage less often (k6).
+		"PROTOBENCH_CLIENT_GOMEMLIMIT": fmt.Sprintf("%d", tool.GoMemLimit(r.Caps.ClientMemoryBytes)),
 	}
 }
 

@@ -184,6 +184,11 @@ func Names() []string {
 	return names
 }
 
+// GoMemLimit is the soft heap limit (GOMEMLIMIT, bytes) for a Go tool in a container capped at
+// capBytes: 80 % of the cap, so that a tool told to collect garbage less often (k6's GOGC)
+// collects more often again as it nears the cap instead of being OOM-killed.
+func GoMemLimit(capBytes int64) int64 { return capBytes / 10 * 8 }
+
 // InputFiler is implemented by tools that read input files (such as ghz's request data for a
 // large payload): the runner writes them under RawDir before running the tool.
 type InputFiler interface {
