@@ -85,7 +85,7 @@ const (
 // Measured natively (k6 on core 1, 16 VUs on GetUser against servers/grpc on core 0, a
 // Prometheus receiving the 200 ms push on core 0, 10 s runs, 5 interleaved rounds; 2026-11-25):
 // CPU per request 51 us without the output and 53 with it at GOGC=100 (-5 % to +12 % a round);
-// 44 and 43 at GOGC=400 (-3 % to +1 %), with k6 15 % cheaper per request either way. Its peak
+// 44 and 43 at GOGC=400 (-2.5 % to +0.2 %), with k6 about 14 % cheaper per request either way. Its peak
 // RSS rose from 65 to 109 MB at 16 VUs and from 150 to 320 MB at 200, and GOMEMLIMIT
 // (tool.GoMemLimit) pulls collections back in before the container's cap.
 const GOGC = "400"
