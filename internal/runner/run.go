@@ -551,8 +551,10 @@ func (s *composeStack) Logs(ctx context.Context, id string) ([]byte, error) {
 	return b, err
 }
 
-// PlaceStack moves the running containers of services onto cpuset.
+// PlaceStack moves the running containers of services onto cpuset. One that cannot be moved
+// (stopped, gone) does not keep the others where they were.
 func (s *composeStack) PlaceStack(ctx context.Context, services []string, cpuset string) error {
+	var errs []error
 	for _, svc := range services {
 		err := s.bounded(ctx, dockerCallTimeout, func(ctx context.Context) error {
 			id, err := s.c.ContainerID(ctx, svc)
@@ -562,10 +564,10 @@ func (s *composeStack) PlaceStack(ctx context.Context, services []string, cpuset
 			return s.c.SetCPUSet(ctx, id, cpuset)
 		})
 		if err != nil {
-			return fmt.Errorf("%s: %w", svc, err)
+			errs = append(errs, fmt.Errorf("%s: %w", svc, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Run runs a tool within limit; a tool still running then is stopped and its container removed.
