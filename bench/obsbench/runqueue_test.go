@@ -1,35 +1,17 @@
 package obsbench
 
 import (
-	"context"
-	"errors"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/protobench/protobench/internal/compose"
-	"github.com/protobench/protobench/internal/images"
 )
 
 // TestSchedWatchReadsARealContainer samples a real container's threads through its cgroup and
 // /proc: a shell that counts for a while, then sleeps. Its CPU and runs must show, and the
 // samples must make a delta.
 func TestSchedWatchReadsARealContainer(t *testing.T) {
-	if _, err := compose.CheckDocker(context.Background(), "docker"); errors.Is(err, compose.ErrDockerUnreachable) {
-		t.Skipf("docker unreachable: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := images.Ensure(ctx, images.Options{RepoRoot: root, Only: []string{images.Base}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, base := baseImage(t)
 	cidfile, cleanup, err := newCidfile()
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +19,7 @@ func TestSchedWatchReadsARealContainer(t *testing.T) {
 	defer cleanup()
 	watch := watchSched(cidfile, 100*time.Millisecond)
 	out, err := exec.CommandContext(ctx, "docker", "run", "-d", "--rm", "--cidfile", cidfile, "--label", "protobench.obsbench.test=1",
-		set[images.Base].Ref, "sh", "-c", "i=0; while [ $i -lt 1000000 ]; do i=$((i+1)); done; sleep 60").CombinedOutput()
+		base, "sh", "-c", "i=0; while [ $i -lt 1000000 ]; do i=$((i+1)); done; sleep 60").CombinedOutput()
 	if err != nil {
 		watch.stop()
 		t.Fatalf("docker run: %v: %s", err, out)

@@ -16,22 +16,10 @@ import (
 // TestSetSwitchesOnlyTheChosen pauses and unpauses real containers standing in for the stack:
 // with cadvisor the only one switched, "off" must freeze it and leave the others running.
 func TestSetSwitchesOnlyTheChosen(t *testing.T) {
-	if _, err := compose.CheckDocker(context.Background(), "docker"); errors.Is(err, compose.ErrDockerUnreachable) {
-		t.Skipf("docker unreachable: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := images.Ensure(ctx, images.Options{RepoRoot: root, Only: []string{images.Base}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, base := baseImage(t)
 	st := &stack{containers: map[string]string{}, switched: []string{"cadvisor"}}
 	for _, name := range stackServices {
-		out, err := exec.CommandContext(ctx, "docker", "run", "-d", "--rm", "--label", "protobench.obsbench.test=1", set[images.Base].Ref, "sleep", "120").CombinedOutput()
+		out, err := exec.CommandContext(ctx, "docker", "run", "-d", "--rm", "--label", "protobench.obsbench.test=1", base, "sleep", "120").CombinedOutput()
 		if err != nil {
 			t.Fatalf("docker run: %v: %s", err, out)
 		}
@@ -72,4 +60,24 @@ func TestSetSwitchesOnlyTheChosen(t *testing.T) {
 	if err := st.set(ctx, true); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// baseImage skips the test without a Docker daemon, and otherwise returns a context bounded for
+// the test and the local base image's reference, built if this machine lacks it.
+func baseImage(t *testing.T) (context.Context, string) {
+	t.Helper()
+	if _, err := compose.CheckDocker(context.Background(), "docker"); errors.Is(err, compose.ErrDockerUnreachable) {
+		t.Skipf("docker unreachable: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	t.Cleanup(cancel)
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := images.Ensure(ctx, images.Options{RepoRoot: root, Only: []string{images.Base}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, set[images.Base].Ref
 }
