@@ -561,6 +561,9 @@ func (s *composeStack) PlaceStack(ctx context.Context, services []string, cpuset
 			if err != nil {
 				return err
 			}
+			if id == "" {
+				return errors.New("no container")
+			}
 			return s.c.SetCPUSet(ctx, id, cpuset)
 		})
 		if err != nil {
