@@ -368,7 +368,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var ms *MetricsServer
 	if f.MetricsListen != "" {
-		opts.Live = NewLiveMetrics(cfg.TargetName, cfg.Method, cfg.Labels)
+		opts.Live = NewLiveMetrics(cfg.TargetName, cfg.Method, cfg.Open(), cfg.Labels)
 		ms, err = ServeMetrics(f.MetricsListen, opts.Live)
 		if err != nil {
 			fmt.Fprintf(stderr, "protobench load: --metrics-listen %s: %v\n", f.MetricsListen, err)

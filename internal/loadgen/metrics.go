@@ -28,9 +28,15 @@ var LiveLabels = []string{"target", "method", "scenario", "step", "run_id"}
 // LiveMetrics is the generator's /metrics, scraped by Prometheus while a step runs. The engine
 // feeds it once a second from the merged interval histograms, so it costs nothing per request:
 // the hot path never touches a Prometheus object.
+//
+// The service-time histogram is exported in the open model only. In the closed model a request
+// is sent when it is due, so its service time is its latency, and a second copy of the same 400
+// buckets every second doubled the generator's scrape and Prometheus' intake on the core the
+// generator loads from; the dashboards read the latency histogram for closed steps instead.
 type LiveMetrics struct {
 	mu         sync.Mutex
 	labels     []string // values for LiveLabels
+	open       bool     // open model: service time differs from latency and is exported
 	codes      map[string]int64
 	latency    promHist
 	service    promHist
@@ -46,11 +52,13 @@ type promHist struct {
 	sum    float64
 }
 
-// NewLiveMetrics returns live metrics whose series carry these label values (see LiveLabels).
-func NewLiveMetrics(target, method string, labels map[string]string) *LiveMetrics {
+// NewLiveMetrics returns live metrics whose series carry these label values (see LiveLabels), for
+// a run in the open model (open) or the closed one.
+func NewLiveMetrics(target, method string, open bool, labels map[string]string) *LiveMetrics {
 	vals := []string{target, method, labels["scenario"], labels["step"], labels["run_id"]}
 	m := &LiveMetrics{
 		labels:       vals,
+		open:         open,
 		codes:        map[string]int64{},
 		latency:      promHist{counts: make([]uint64, len(LatencyBuckets))},
 		service:      promHist{counts: make([]uint64, len(LatencyBuckets))},
@@ -68,7 +76,9 @@ func (m *LiveMetrics) update(lat, svc *hdr.Histogram, codes map[string]int64, in
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.latency.add(lat)
-	m.service.add(svc)
+	if m.open {
+		m.service.add(svc)
+	}
 	for c, n := range codes {
 		m.codes[c] = n
 	}
@@ -125,7 +135,9 @@ func (m *LiveMetrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.requestsDesc, prometheus.CounterValue, 0, append(append([]string{}, m.labels...), CodeOK)...)
 	}
 	ch <- prometheus.MustNewConstHistogram(m.latencyDesc, m.latency.count, m.latency.sum, m.latency.buckets(), m.labels...)
-	ch <- prometheus.MustNewConstHistogram(m.serviceDesc, m.service.count, m.service.sum, m.service.buckets(), m.labels...)
+	if m.open {
+		ch <- prometheus.MustNewConstHistogram(m.serviceDesc, m.service.count, m.service.sum, m.service.buckets(), m.labels...)
+	}
 	ch <- prometheus.MustNewConstMetric(m.inflightDesc, prometheus.GaugeValue, m.inflight, m.labels...)
 	ch <- prometheus.MustNewConstMetric(m.lagDesc, prometheus.GaugeValue, m.lagSeconds, m.labels...)
 }

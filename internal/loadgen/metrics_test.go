@@ -8,16 +8,22 @@ import (
 )
 
 // BenchmarkLiveMetricsScrape is what one Prometheus scrape of /metrics costs the generator, on
-// the core it loads from: the handler ServeMetrics serves (both latency histograms, the Go and
-// process collectors), asked as Prometheus 2.42 asks (protobuf with native histograms enabled,
-// text without), with and without gzip.
+// the core it loads from: the handler ServeMetrics serves (the latency histogram, the service-time
+// one in the open model, the Go and process collectors), asked as Prometheus 2.42 asks (protobuf
+// with native histograms enabled, text without), with and without gzip.
 func BenchmarkLiveMetricsScrape(b *testing.B) {
-	m := NewLiveMetrics("grpc", "GetUser", map[string]string{"scenario": "grpc-vs-rest", "step": "conn-64", "run_id": "20260101T000000Z"})
-	lat := newSeriesHistogram()
-	for us := int64(30); us < 200_000; us = us*21/20 + 1 {
-		recordDuration(lat, time.Duration(us)*time.Microsecond)
+	for _, model := range []string{"closed", "open"} {
+		m := NewLiveMetrics("grpc", "GetUser", model == "open", map[string]string{"scenario": "grpc-vs-rest", "step": "conn-64", "run_id": "20260101T000000Z"})
+		lat := newSeriesHistogram()
+		for us := int64(30); us < 200_000; us = us*21/20 + 1 {
+			recordDuration(lat, time.Duration(us)*time.Microsecond)
+		}
+		m.update(lat, lat, map[string]int64{CodeOK: 1}, 0, 0)
+		b.Run(model, func(b *testing.B) { benchmarkScrape(b, m) })
 	}
-	m.update(lat, lat, map[string]int64{CodeOK: 1}, 0, 0)
+}
+
+func benchmarkScrape(b *testing.B, m *LiveMetrics) {
 	// Prometheus prefers protobuf once native histograms are enabled (as the stack does, for k6's
 	// remote write), text otherwise: both as 2.42 asks.
 	accepts := []struct{ name, header string }{

@@ -360,44 +360,58 @@ func TestServerKilledMidRun(t *testing.T) {
 	}
 }
 
+// TestLiveMetrics scrapes the generator's /metrics after a run in each model. The service-time
+// histogram is there in the open model only: in the closed model it would repeat the latency one.
 func TestLiveMetrics(t *testing.T) {
 	ep := servertest.Start(t, servertest.GRPC)
-	cfg, _, err := loadgen.ParseArgs([]string{
-		"--target", "grpc://" + ep.Main, "--duration", "1500ms", "--warmup", "0s", "--connections", "1", "--concurrency", "2",
-		"--label", "scenario=smoke", "--label", "step=s1", "--label", "run_id=r1",
-	}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	live := loadgen.NewLiveMetrics(cfg.TargetName, cfg.Method, cfg.Labels)
-	ms, err := loadgen.ServeMetrics("127.0.0.1:0", live)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ms.Close()
-	res, err := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{Live: live})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.Get("http://" + ms.Addr() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	text := string(b)
-	for _, want := range []string{
-		`protobench_client_requests_total{code="OK",method="GetUser",run_id="r1",scenario="smoke",step="s1",target="grpc"}`,
-		`protobench_client_latency_seconds_bucket{method="GetUser",run_id="r1",scenario="smoke",step="s1",target="grpc",le="` + strconv.FormatFloat(loadgen.LatencyBuckets[100], 'g', -1, 64) + `"}`,
-		`protobench_client_service_time_seconds_count`,
-		`protobench_client_inflight{`,
-		`protobench_client_scheduler_lag_seconds{`,
+	for _, tc := range []struct {
+		name        string
+		model       []string
+		wantService bool
+	}{
+		{"closed", []string{"--connections", "1", "--concurrency", "2"}, false},
+		{"open", []string{"--connections", "1", "--concurrency", "2", "--rate", "300"}, true},
 	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("/metrics lacks %s", want)
-		}
-	}
-	if res.Requests == 0 {
-		t.Error("no requests")
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"--target", "grpc://" + ep.Main, "--duration", "1500ms", "--warmup", "0s",
+				"--label", "scenario=smoke", "--label", "step=s1", "--label", "run_id=r1"}, tc.model...)
+			cfg, _, err := loadgen.ParseArgs(args, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			live := loadgen.NewLiveMetrics(cfg.TargetName, cfg.Method, cfg.Open(), cfg.Labels)
+			ms, err := loadgen.ServeMetrics("127.0.0.1:0", live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ms.Close()
+			res, err := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{Live: live})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.Get("http://" + ms.Addr() + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			text := string(b)
+			for _, want := range []string{
+				`protobench_client_requests_total{code="OK",method="GetUser",run_id="r1",scenario="smoke",step="s1",target="grpc"}`,
+				`protobench_client_latency_seconds_bucket{method="GetUser",run_id="r1",scenario="smoke",step="s1",target="grpc",le="` + strconv.FormatFloat(loadgen.LatencyBuckets[100], 'g', -1, 64) + `"}`,
+				`protobench_client_inflight{`,
+				`protobench_client_scheduler_lag_seconds{`,
+			} {
+				if !strings.Contains(text, want) {
+					t.Errorf("/metrics lacks %s", want)
+				}
+			}
+			if got := strings.Contains(text, `protobench_client_service_time_seconds_count`); got != tc.wantService {
+				t.Errorf("service-time histogram exported: %v, want %v", got, tc.wantService)
+			}
+			if res.Requests == 0 {
+				t.Error("no requests")
+			}
+		})
 	}
 }
