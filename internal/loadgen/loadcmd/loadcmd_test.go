@@ -379,12 +379,7 @@ func TestLiveMetrics(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			live := loadgen.NewLiveMetrics(cfg.TargetName, cfg.Method, cfg.Open(), cfg.Labels)
-			ms, err := loadgen.ServeMetrics("127.0.0.1:0", live)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ms.Close()
+			live, ms := serveLiveMetrics(t, cfg)
 			res, err := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{Live: live})
 			if err != nil {
 				t.Fatal(err)
@@ -414,4 +409,17 @@ func TestLiveMetrics(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serveLiveMetrics serves the live metrics of a run of cfg on a free local port until the test
+// ends, as `protobench load --metrics-listen` does.
+func serveLiveMetrics(t *testing.T, cfg *loadgen.Config) (*loadgen.LiveMetrics, *loadgen.MetricsServer) {
+	t.Helper()
+	live := loadgen.NewLiveMetrics(cfg.TargetName, cfg.Method, cfg.Open(), cfg.Labels)
+	ms, err := loadgen.ServeMetrics("127.0.0.1:0", live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ms.Close() })
+	return live, ms
 }

@@ -45,12 +45,7 @@ func TestDashboardP99MatchesHdr(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := loadgen.NewLiveMetrics(cfg.TargetName, cfg.Method, cfg.Open(), cfg.Labels)
-	ms, err := loadgen.ServeMetrics("127.0.0.1:0", live)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ms.Close()
+	live, ms := serveLiveMetrics(t, cfg)
 	pc := startPrometheus(t, ms.Addr())
 	// Prometheus has scraped the empty histograms, so an increase from here holds every request.
 	before := time.Now()
