@@ -41,6 +41,7 @@ import (
 	"github.com/protobench/protobench/internal/scenario"
 	"github.com/protobench/protobench/internal/stats"
 	"github.com/protobench/protobench/internal/tool"
+	"github.com/protobench/protobench/internal/tool/k6"
 	_ "github.com/protobench/protobench/internal/tool/protobenchtool"
 )
 
@@ -63,6 +64,7 @@ type options struct {
 	keep                     bool
 	tool                     string // protobench or k6
 	k6RemoteWrite            bool   // k6 pushes to Prometheus in its stack-on trials
+	k6PushInterval           string // "": the k6 adapter's interval
 	design                   string // blocks or trials
 	block                    time.Duration
 	// switched are the stack's containers that the arms differ by (nil: all of them); the
@@ -112,6 +114,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.outDir, "out", "", "folder for the raw results (default: a new temporary folder)")
 	fs.StringVar(&o.tool, "tool", "protobench", "load tool: protobench (its live metrics scraped every second) or k6 (remote write while the stack is on)")
 	fs.BoolVar(&o.k6RemoteWrite, "k6-remote-write", true, "with --tool k6: push k6's metrics to Prometheus in the stack-on trials, as a run does; false leaves k6's output off in both arms, so that the cost is the stack's alone and the difference from a run with it is what the push costs")
+	fs.StringVar(&o.k6PushInterval, "k6-push-interval", "", "with --tool k6: how often k6 pushes by remote write (default: the k6 adapter's, "+k6.RemoteWritePushInterval+"), so that an interval can be measured before a run uses it")
 	switchList := fs.String("switch", "", "the stack's containers to switch on and off, comma-separated ("+strings.Join(stackServices, ", ")+"; default all); the others run in both arms, so that the cost is the switched ones' alone")
 	fs.BoolVar(&o.keep, "keep", false, "leave the stack's containers running at the end (for a look at Prometheus)")
 	if err := fs.Parse(args); err != nil {
@@ -163,11 +166,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--tool %q: want protobench or k6", o.tool)
 	case !o.k6RemoteWrite && o.tool != "k6":
 		return o, fmt.Errorf("--k6-remote-write=false needs --tool k6: protobench's generator is scraped, not pushed")
+	case o.k6PushInterval != "" && (o.tool != "k6" || !o.k6RemoteWrite):
+		return o, fmt.Errorf("--k6-push-interval needs --tool k6 with its remote write on")
 	case o.cpuShares != 0 && o.cpuShares < 2:
 		return o, fmt.Errorf("--cpu-shares %d: want at least 2 (Docker's smallest weight), or 0 for compose's", o.cpuShares)
 	}
-	for _, d := range []struct{ flag, v string }{{"--scrape-interval", o.scrapeInterval}, {"--housekeeping", o.housekeeping}} {
-		if d.v == "" && d.flag == "--scrape-interval" {
+	for _, d := range []struct{ flag, v string }{{"--scrape-interval", o.scrapeInterval}, {"--housekeeping", o.housekeeping}, {"--k6-push-interval", o.k6PushInterval}} {
+		if d.v == "" && d.flag != "--housekeeping" {
 			continue
 		}
 		if v, err := time.ParseDuration(d.v); err != nil || v <= 0 {

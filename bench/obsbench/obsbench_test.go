@@ -17,19 +17,22 @@ import (
 
 func TestFlagsRejectBadInput(t *testing.T) {
 	cases := map[string][]string{
-		"--repeats":         {"--repeats", "-1"},
-		"are both 1":        {"--server-core", "1", "--client-core", "1"},
-		"--scrape-interval": {"--scrape-interval", "often"},
-		"--cpu-shares":      {"--cpu-shares", "1"},
-		"--housekeeping":    {"--housekeeping", "-1s"},
-		"--duration":        {"--duration", "10ms"},
-		"unexpected":        {"extra"},
-		"--design":          {"--design", "random"},
-		"--concurrency":     {"--concurrency", "0"},
-		"k6's remote write": {"--tool", "k6", "--design", "blocks"},
-		"--block":           {"--block", "1s", "--settle", "1s"},
-		"--k6-remote-write": {"--k6-remote-write=false"},
-		`"grafana" is not`:  {"--switch", "cadvisor,grafana"},
+		"--repeats":          {"--repeats", "-1"},
+		"are both 1":         {"--server-core", "1", "--client-core", "1"},
+		"--scrape-interval":  {"--scrape-interval", "often"},
+		"--cpu-shares":       {"--cpu-shares", "1"},
+		"--housekeeping":     {"--housekeeping", "-1s"},
+		"--duration":         {"--duration", "10ms"},
+		"unexpected":         {"extra"},
+		"--design":           {"--design", "random"},
+		"--concurrency":      {"--concurrency", "0"},
+		"k6's remote write":  {"--tool", "k6", "--design", "blocks"},
+		"--block":            {"--block", "1s", "--settle", "1s"},
+		"--k6-remote-write":  {"--k6-remote-write=false"},
+		"needs --tool k6":    {"--k6-push-interval", "50ms"},
+		"remote write on":    {"--tool", "k6", "--k6-remote-write=false", "--k6-push-interval", "50ms"},
+		"--k6-push-interval": {"--tool", "k6", "--k6-push-interval", "often"},
+		`"grafana" is not`:   {"--switch", "cadvisor,grafana"},
 	}
 	for want, args := range cases {
 		_, err := parseFlags(args, io.Discard)
@@ -39,6 +42,9 @@ func TestFlagsRejectBadInput(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"--repeats", "3", "--duration", "5s"}, io.Discard); err != nil {
 		t.Errorf("valid flags refused: %v", err)
+	}
+	if o, err := parseFlags([]string{"--tool", "k6", "--k6-push-interval", "50ms"}, io.Discard); err != nil || o.k6PushInterval != "50ms" {
+		t.Errorf("--tool k6 --k6-push-interval 50ms: %q %v", o.k6PushInterval, err)
 	}
 	o, err := parseFlags([]string{"--switch", "cadvisor, prometheus,cadvisor"}, io.Discard)
 	if err != nil || !slices.Equal(o.switched, []string{"cadvisor", "prometheus"}) {

@@ -172,13 +172,20 @@ func (Adapter) Check(inv tool.Invocation) error {
 	}
 }
 
-// remoteWritePushInterval is how often k6 pushes. k6's output keeps every sample of every request
-// until the next push, and what that costs k6 (on the core it fills) grew with the interval:
-// measured natively (16 VUs on GetUser against servers/rest, 20 s runs interleaved, 3 each), k6's
-// CPU per request rose over no output by 21 % pushing every 5 s, 7–12 % every 1 s and 1–3 % every
-// 200 ms, 100 ms or 50 ms. 200 ms is where k6 stops gaining; Prometheus pays 3 ms of CPU a second
-// for it (0.5 ms at 1 s, 8 ms at 50 ms).
-const remoteWritePushInterval = "200ms"
+// RemoteWritePushInterval is how often k6 pushes. k6's output keeps every sample of every request
+// until the next push and then reads them all at once on the Go thread k6's 1-cpu cap gives it,
+// so the interval sets both its CPU and the stall the slowest requests wait behind. CPU per request
+// over no output (natively, 16 VUs on GetUser against servers/rest, 20 s runs, 3 each): +21 %
+// every 5 s, 7–12 % every 1 s, 1–3 % at 200, 100 or 50 ms. The stall, as p99 over no output
+// (2026-11-26): natively against servers/grpc, 22 interleaved rounds, +10.1 % at 200 ms and +5.6 %
+// at 50 ms (14 rounds at 20 ms: +4.6 %); in bench-observability's trials, +13.3 % at 200 ms and
+// +4.3 % at 50 ms (16 pairs each). At 20 ms a push outlasts its interval and k6 warns that samples
+// may be dropped, and p99 was no lower. Prometheus pays about 0.005 of a core more at 50 ms.
+const RemoteWritePushInterval = "50ms"
+
+// PushIntervalEnv overrides the config file's push interval in k6's remote-write output (its
+// environment takes precedence over the JSON config).
+const PushIntervalEnv = "K6_PROMETHEUS_RW_PUSH_INTERVAL"
 
 // ConfigFile is the base name, under RawDir, of the k6 config file that sets up remote write.
 func ConfigFile(inv tool.Invocation) string { return inv.RawPrefix + "-config.json" }
@@ -196,7 +203,7 @@ func (Adapter) InputFiles(inv tool.Invocation) map[string][]byte {
 	b, err := json.MarshalIndent(map[string]any{"collectors": map[string]remoteWrite{
 		"experimental-prometheus-rw": {
 			URL:                    strings.TrimSuffix(inv.PrometheusURL, "/") + "/api/v1/write",
-			PushInterval:           remoteWritePushInterval,
+			PushInterval:           RemoteWritePushInterval,
 			TrendAsNativeHistogram: true,
 		},
 	}}, "", "  ")

@@ -98,7 +98,7 @@ func TestRemoteWrite(t *testing.T) {
 		t.Fatalf("config file: %v (files %v)", err, files)
 	}
 	rw, ok := cfg.Collectors["experimental-prometheus-rw"]
-	if !ok || rw.URL != "http://prometheus:9090/api/v1/write" || rw.PushInterval != "200ms" || !rw.TrendAsNativeHistogram {
+	if !ok || rw.URL != "http://prometheus:9090/api/v1/write" || rw.PushInterval != "50ms" || !rw.TrendAsNativeHistogram {
 		t.Errorf("remote-write config %+v", cfg)
 	}
 
