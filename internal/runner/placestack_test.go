@@ -46,7 +46,7 @@ func TestPlaceStackFollowsTheTool(t *testing.T) {
 			t.Fatalf("no adapter %s", name)
 		}
 		var r record.Record
-		sr.placeStack(context.Background(), a, &r)
+		sr.placeStack(context.Background(), a, scenario.Run{Step: "s", Target: "grpc", Tool: name, Repeat: 1}, &r)
 		got = append(got, r.ObservabilityCPUSet)
 	}
 	if want := []string{"1", "0", "0", "1"}; !slices.Equal(got, want) {
@@ -59,7 +59,7 @@ func TestPlaceStackFollowsTheTool(t *testing.T) {
 	rec.failing = true
 	k6, _ := tool.Lookup("k6")
 	var r record.Record
-	sr.placeStack(context.Background(), k6, &r)
+	sr.placeStack(context.Background(), k6, scenario.Run{Step: "s", Target: "grpc", Tool: "k6", Repeat: 1}, &r)
 	if r.ObservabilityCPUSet != "1" {
 		t.Errorf("after a failed move the record says %q, want the stack's real place 1", r.ObservabilityCPUSet)
 	}
@@ -70,8 +70,67 @@ func TestPlaceStackFollowsTheTool(t *testing.T) {
 	// Without a placer (swarm) nothing moves and records say nothing.
 	sr = &stepRunner{layout: scenario.AutoLayout(2)}
 	r = record.Record{}
-	sr.placeStack(context.Background(), k6, &r)
+	sr.placeStack(context.Background(), k6, scenario.Run{Step: "s", Target: "grpc", Tool: "k6", Repeat: 1}, &r)
 	if r.ObservabilityCPUSet != "" {
 		t.Errorf("without a placer the record says %q", r.ObservabilityCPUSet)
+	}
+}
+
+// TestPlaceStackFollowsTheMeasurement: from a cell's second repeat on, what the first measured
+// decides, both ways: our generator found at 96 % of its cap with the server at 60 % gets the
+// stack off its core; k6 found at 40 % (a low open-model rate) with the server at 70 % keeps it;
+// and a tool at its cap beside a server at its own cap keeps it too (the server's core has no
+// room). A failed repeat, or one without the server's CPU, decides nothing.
+func TestPlaceStackFollowsTheMeasurement(t *testing.T) {
+	var logs []string
+	sr := &stepRunner{placer: &movesRecorder{}, layout: scenario.AutoLayout(2), observability: []string{"prometheus"},
+		log: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }}
+	place := func(r scenario.Run) string {
+		a, ok := tool.Lookup(r.Tool)
+		if !ok {
+			t.Fatalf("no adapter %s", r.Tool)
+		}
+		var rec record.Record
+		sr.placeStack(context.Background(), a, r, &rec)
+		return rec.ObservabilityCPUSet
+	}
+	type repeat struct {
+		tool           string
+		client, server float64
+		err            string
+		first, second  string
+	}
+	for _, c := range []struct {
+		name string
+		repeat
+	}{
+		{"generator at its cap", repeat{tool: "protobench", client: 96, server: 60, first: "1", second: "0"}},
+		{"k6 with room", repeat{tool: "k6", client: 40, server: 70, first: "0", second: "1"}},
+		{"both at their caps", repeat{tool: "protobench", client: 97, server: 99, first: "1", second: "1"}},
+		{"a failed repeat", repeat{tool: "protobench", client: 96, server: 60, err: "boom", first: "1", second: "1"}},
+		{"no server CPU", repeat{tool: "k6", client: 40, server: 0, first: "0", second: "0"}},
+	} {
+		step := strings.ReplaceAll(c.name, " ", "-")
+		r1 := scenario.Run{Step: step, Target: "grpc", Tool: c.tool, Repeat: 1}
+		if got := place(r1); got != c.first {
+			t.Errorf("%s: repeat 1 put the stack on %q, want %q (the declaration)", c.name, got, c.first)
+		}
+		sr.noteUsage(r1, record.Record{ClientCPUPercentOfCap: c.client, ServerCPUPercentOfCap: c.server, Error: c.err})
+		r2 := r1
+		r2.Repeat = 2
+		if got := place(r2); got != c.second {
+			t.Errorf("%s: repeat 2 put the stack on %q, want %q", c.name, got, c.second)
+		}
+		// Another target of the same step has no measurement yet: its tool's declaration decides.
+		other := r2
+		other.Target = "rest"
+		if got := place(other); got != c.first {
+			t.Errorf("%s: another target's first repeat put the stack on %q, want %q", c.name, got, c.first)
+		}
+	}
+	if !slices.ContainsFunc(logs, func(l string) bool {
+		return strings.Contains(l, "repeat 1 measured protobench at 96 % of its CPU cap, the server at 60 %")
+	}) {
+		t.Errorf("no move said why; logs:\n%s", strings.Join(logs, "\n"))
 	}
 }

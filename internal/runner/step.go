@@ -89,6 +89,18 @@ type stepRunner struct {
 	layout        scenario.Layout
 	observability []string
 	stackAt       string
+	// lastUsage is what each cell's latest repeat measured, so that its next repeat places the
+	// stack by what the tool did rather than by what the tool declares.
+	lastUsage map[cellKey]cellUsage
+}
+
+// cellKey is a cell of a step: its runs differ only by repeat.
+type cellKey struct{ step, target, tool string }
+
+// cellUsage is a repeat's CPU, each side as a percentage of its cap.
+type cellUsage struct {
+	repeat               int
+	clientPct, serverPct float64
 }
 
 // stackPlacer is an orchestrator that can move the observability containers between cores
@@ -100,20 +112,49 @@ type stackPlacer interface {
 // placeStack puts the observability stack where this run's tool leaves room for it, before the
 // tool's warm-up so that the move is not measured. A failed move is a warning: the stack stays
 // where it was, and the record says where that is.
-func (s *stepRunner) placeStack(ctx context.Context, a tool.Adapter, rec *record.Record) {
+func (s *stepRunner) placeStack(ctx context.Context, a tool.Adapter, r scenario.Run, rec *record.Record) {
 	if s.placer == nil {
 		return
 	}
-	want := s.layout.StackCPUSet(a.Capabilities().ClientBound)
+	bound, why := s.clientBound(a, r)
+	want := s.layout.StackCPUSet(bound)
 	if want != s.stackAt {
 		if err := s.placer.PlaceStack(ctx, s.observability, want); err != nil {
 			s.log("warning: moving the observability stack to cpuset %s for %s: %v", want, a.Name(), err)
 		} else {
-			s.log("observability stack on cpuset %s for %s (%s)", want, a.Name(), stackReason(s.layout, want))
+			s.log("observability stack on cpuset %s for %s (%s; %s)", want, a.Name(), stackReason(s.layout, want), why)
 			s.stackAt = want
 		}
 	}
 	rec.ObservabilityCPUSet = s.stackAt
+}
+
+// clientBound says whether the run's tool will fill its core while the server's has room. The
+// cell's previous repeat decides when there was one: the tool at clientBoundPercent of its cap
+// or more, and the server below the tool. Before that, the tool's declared capability does (k6
+// and ghz spend more CPU per request than the servers), which a step can belie both ways: wrk on
+// many connections fills its core, and k6 at a low open-model rate does not.
+func (s *stepRunner) clientBound(a tool.Adapter, r scenario.Run) (bool, string) {
+	if u, ok := s.lastUsage[cellKey{r.Step, r.Target, r.Tool}]; ok {
+		bound := u.clientPct >= clientBoundPercent && u.serverPct < u.clientPct
+		return bound, fmt.Sprintf("repeat %d measured %s at %.0f %% of its CPU cap, the server at %.0f %%", u.repeat, r.Tool, u.clientPct, u.serverPct)
+	}
+	if a.Capabilities().ClientBound {
+		return true, "declared client-bound"
+	}
+	return false, "not declared client-bound"
+}
+
+// noteUsage keeps what a finished run measured for its cell's next repeat. A failed run, or
+// one without both sides' CPU (a server of the user's own, metrics missing), decides nothing.
+func (s *stepRunner) noteUsage(r scenario.Run, rec record.Record) {
+	if rec.Error != "" || rec.ClientCPUPercentOfCap <= 0 || rec.ServerCPUPercentOfCap <= 0 {
+		return
+	}
+	if s.lastUsage == nil {
+		s.lastUsage = map[cellKey]cellUsage{}
+	}
+	s.lastUsage[cellKey{r.Step, r.Target, r.Tool}] = cellUsage{r.Repeat, rec.ClientCPUPercentOfCap, rec.ServerCPUPercentOfCap}
 }
 
 func stackReason(l scenario.Layout, cpuset string) string {
@@ -164,6 +205,7 @@ func (s *stepRunner) run(ctx context.Context, plan *scenario.Plan, r scenario.Ru
 	if srv.id != "" {
 		s.diagnoseServer(ctx, &rec, r, srv)
 	}
+	s.noteUsage(r, rec)
 	// A fresh server per run: stopping it here keeps one run's heap and connections out of the
 	// next, and frees the server core for the cooldown.
 	if err := s.stack.Remove(context.WithoutCancel(ctx), srv.service); err != nil {
@@ -218,7 +260,7 @@ func (s *stepRunner) measure(ctx context.Context, plan *scenario.Plan, r scenari
 	if err := s.stack.WaitHealthy(ctx, ep.Service, serverHealthTimeout); err != nil {
 		return fail(fmt.Errorf("%s did not become healthy: %w", ep.Service, err))
 	}
-	s.placeStack(ctx, adapter, &rec)
+	s.placeStack(ctx, adapter, r, &rec)
 
 	// cAdvisor must report the server before the measured window opens, or the window's first
 	// seconds lack its CPU. A warm-up of a couple of seconds covers the wait (a housekeeping
