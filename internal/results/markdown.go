@@ -269,24 +269,34 @@ func FlagLegend() [][2]string {
 }
 
 // StackPlaces says where the runner put the observability stack during the runs, by tool, as
-// the records say (runs of older versions say nothing, and neither does this).
+// the records say (runs of older versions say nothing, and neither does this). A tool whose runs
+// sat in more than one place says how many sat in each.
 func StackPlaces(recs []record.Record) string {
-	tools := map[string]map[string]bool{}
+	tools := map[string]map[string]int{} // cpuset -> tool -> runs
+	total := map[string]int{}            // tool -> runs that say where the stack was
 	for _, r := range recs {
 		if r.ObservabilityCPUSet == "" {
 			continue
 		}
 		if tools[r.ObservabilityCPUSet] == nil {
-			tools[r.ObservabilityCPUSet] = map[string]bool{}
+			tools[r.ObservabilityCPUSet] = map[string]int{}
 		}
-		tools[r.ObservabilityCPUSet][r.Tool] = true
+		tools[r.ObservabilityCPUSet][r.Tool]++
+		total[r.Tool]++
 	}
 	if len(tools) == 0 {
 		return ""
 	}
 	var parts []string
 	for _, cpuset := range slices.Sorted(maps.Keys(tools)) {
-		parts = append(parts, fmt.Sprintf("cpuset %s during %s", cpuset, strings.Join(slices.Sorted(maps.Keys(tools[cpuset])), ", ")))
+		var names []string
+		for _, name := range slices.Sorted(maps.Keys(tools[cpuset])) {
+			if n := tools[cpuset][name]; n < total[name] {
+				name = fmt.Sprintf("%s (%d of %d)", name, n, total[name])
+			}
+			names = append(names, name)
+		}
+		parts = append(parts, fmt.Sprintf("cpuset %s during %s", cpuset, strings.Join(names, ", ")))
 	}
 	return "; the stack sat on " + strings.Join(parts, ", on ") + " runs"
 }

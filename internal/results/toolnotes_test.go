@@ -34,6 +34,12 @@ func TestStackPlacesByTool(t *testing.T) {
 	if got := StackPlaces(recs); got != want {
 		t.Errorf("StackPlaces = %q, want %q", got, want)
 	}
+	// ghz's repeats sat apart (the stack's place follows each cell's previous repeat).
+	recs = append(recs, record.Record{Tool: "ghz", ObservabilityCPUSet: "1"}, record.Record{Tool: "ghz", ObservabilityCPUSet: "1"})
+	want = "; the stack sat on cpuset 0 during ghz (1 of 3), k6, on cpuset 1 during ghz (2 of 3), protobench, wrk runs"
+	if got := StackPlaces(recs); got != want {
+		t.Errorf("StackPlaces = %q, want %q", got, want)
+	}
 	if got := StackPlaces([]record.Record{{Tool: "k6"}}); got != "" {
 		t.Errorf("records of a version that did not place the stack: %q, want nothing", got)
 	}
