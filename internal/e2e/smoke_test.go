@@ -194,8 +194,8 @@ func checkStackPlacement(ctx context.Context, t *testing.T, layout scenario.Layo
 			continue
 		}
 		bound := a.Capabilities().ClientBound
-		if p, ok := previous[cell{r.Step, r.Target, r.Tool}]; ok && p.ClientCPUPercentOfCap > 0 && p.ServerCPUPercentOfCap > 0 {
-			bound = p.ClientCPUPercentOfCap >= 90 && p.ServerCPUPercentOfCap < p.ClientCPUPercentOfCap
+		if filled, known := previous[cell{r.Step, r.Target, r.Tool}].ToolFilledItsCore(); known {
+			bound = filled
 		}
 		previous[cell{r.Step, r.Target, r.Tool}] = r
 		want := layout.StackCPUSet(bound)

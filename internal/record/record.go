@@ -99,6 +99,20 @@ func (r Record) Valid() bool {
 	return r.Error == "" && !r.HasFlag(FlagFailed)
 }
 
+// ClientBoundPercent is where a load tool stops being trusted: at or above it, as a share of its
+// CPU cap, the tool, not the server, may be what limits throughput (FlagClientBound).
+const ClientBoundPercent = 90
+
+// ToolFilledItsCore reports whether the run's tool was at ClientBoundPercent of its CPU cap or
+// more while the server used less of its own, so that the server's core had room the tool's did
+// not. known is false when the run failed or either side's CPU is missing.
+func (r Record) ToolFilledItsCore() (filled, known bool) {
+	if !r.Valid() || r.ClientCPUPercentOfCap <= 0 || r.ServerCPUPercentOfCap <= 0 {
+		return false, false
+	}
+	return r.ClientCPUPercentOfCap >= ClientBoundPercent && r.ServerCPUPercentOfCap < r.ClientCPUPercentOfCap, true
+}
+
 // HasFlag reports whether the record carries flag.
 func (r Record) HasFlag(flag string) bool {
 	for _, f := range r.Flags {

@@ -97,9 +97,11 @@ type stepRunner struct {
 // cellKey is a cell of a step: its runs differ only by repeat.
 type cellKey struct{ step, target, tool string }
 
-// cellUsage is a repeat's CPU, each side as a percentage of its cap.
+// cellUsage is what a repeat measured: whether its tool filled its core (record.ToolFilledItsCore),
+// and each side's CPU as a percentage of its cap, for the log.
 type cellUsage struct {
 	repeat               int
+	filled               bool
 	clientPct, serverPct float64
 }
 
@@ -130,14 +132,12 @@ func (s *stepRunner) placeStack(ctx context.Context, a tool.Adapter, r scenario.
 }
 
 // clientBound says whether the run's tool will fill its core while the server's has room. The
-// cell's previous repeat decides when there was one: the tool at clientBoundPercent of its cap
-// or more, and the server below the tool. Before that, the tool's declared capability does (k6
+// cell's previous repeat decides when there was one (record.ToolFilledItsCore). Before that, the tool's declared capability does (k6
 // and ghz spend more CPU per request than the servers), which a step can belie both ways: wrk on
 // many connections fills its core, and k6 at a low open-model rate does not.
 func (s *stepRunner) clientBound(a tool.Adapter, r scenario.Run) (bool, string) {
 	if u, ok := s.lastUsage[cellKey{r.Step, r.Target, r.Tool}]; ok {
-		bound := u.clientPct >= clientBoundPercent && u.serverPct < u.clientPct
-		return bound, fmt.Sprintf("repeat %d measured %s at %.0f %% of its CPU cap, the server at %.0f %%", u.repeat, r.Tool, u.clientPct, u.serverPct)
+		return u.filled, fmt.Sprintf("repeat %d measured %s at %.0f %% of its CPU cap, the server at %.0f %%", u.repeat, r.Tool, u.clientPct, u.serverPct)
 	}
 	if a.Capabilities().ClientBound {
 		return true, "declared client-bound"
@@ -148,13 +148,14 @@ func (s *stepRunner) clientBound(a tool.Adapter, r scenario.Run) (bool, string) 
 // noteUsage keeps what a finished run measured for its cell's next repeat. A failed run, or
 // one without both sides' CPU (a server of the user's own, metrics missing), decides nothing.
 func (s *stepRunner) noteUsage(r scenario.Run, rec record.Record) {
-	if rec.Error != "" || rec.ClientCPUPercentOfCap <= 0 || rec.ServerCPUPercentOfCap <= 0 {
+	filled, known := rec.ToolFilledItsCore()
+	if !known {
 		return
 	}
 	if s.lastUsage == nil {
 		s.lastUsage = map[cellKey]cellUsage{}
 	}
-	s.lastUsage[cellKey{r.Step, r.Target, r.Tool}] = cellUsage{r.Repeat, rec.ClientCPUPercentOfCap, rec.ServerCPUPercentOfCap}
+	s.lastUsage[cellKey{r.Step, r.Target, r.Tool}] = cellUsage{r.Repeat, filled, rec.ClientCPUPercentOfCap, rec.ServerCPUPercentOfCap}
 }
 
 func stackReason(l scenario.Layout, cpuset string) string {
@@ -493,14 +494,10 @@ func (s *stepRunner) addUsage(ctx context.Context, rec *record.Record, r scenari
 	if window > 0 && r.Caps.ClientCPUs > 0 {
 		rec.ClientCPUPercentOfCap = 100 * client.CPUSeconds / window / r.Caps.ClientCPUs
 	}
-	if rec.ClientCPUPercentOfCap >= clientBoundPercent {
+	if rec.ClientCPUPercentOfCap >= record.ClientBoundPercent {
 		rec.Flags = appendFlag(rec.Flags, record.FlagClientBound)
 	}
 }
-
-// clientBoundPercent is where a load tool stops being trusted: above it the tool, not the
-// server, may be what limits throughput.
-const clientBoundPercent = 90
 
 // mergeMeasured copies the fields a tool measures onto the record the runner set up.
 func mergeMeasured(rec *record.Record, m record.Record) {
