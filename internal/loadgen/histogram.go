@@ -54,6 +54,20 @@ func MergeHistograms(parts []*hdr.Histogram) *hdr.Histogram {
 	return out
 }
 
+// RankNeighbours returns the values, in microseconds, one rank below and one rank above the
+// rank HdrHistogram takes for pct (round(pct/100·n)). Other estimators rank a percentile
+// differently (Prometheus takes pct/100·n; the percentile of parts merged sums ranks each rounded
+// on its own), so their figure for the same values is to be compared with this range, not with
+// one value: in a sparse tail, one rank can move p99 by several per cent.
+func RankNeighbours(h *hdr.Histogram, pct float64) (below, above int64) {
+	n := float64(h.TotalCount())
+	if n == 0 {
+		return 0, 0
+	}
+	at := func(p float64) int64 { return h.ValueAtPercentile(max(0, min(100, p))) }
+	return at(pct - 100/n), at(pct + 100/n)
+}
+
 // Summary turns a histogram in microseconds into the record's latency block in milliseconds.
 func Summary(h *hdr.Histogram) record.Latency {
 	if h.TotalCount() == 0 {

@@ -79,3 +79,48 @@ func TestSummaryAndSpectrum(t *testing.T) {
 		t.Errorf("spectrum has %d points ending at %+v, want a wrk2-style spectrum ending at 100%% with 1000", len(sp), sp[len(sp)-1])
 	}
 }
+
+// TestRankNeighbours: on values 1..n the rank for p99 is round(0.99·n), and the neighbours are
+// the values one rank either side; they bound the percentile of two parts merged, which a
+// bound on the parts' own percentiles does not.
+func TestRankNeighbours(t *testing.T) {
+	h := NewHistogram()
+	for v := int64(1); v <= 1000; v++ {
+		_ = h.RecordValue(v)
+	}
+	if lo, hi := RankNeighbours(h, 99); lo != 989 || hi != 991 || h.ValueAtPercentile(99) != 990 {
+		t.Errorf("p99 of 1..1000: neighbours %d and %d around %d, want 989 and 991 around 990", lo, hi, h.ValueAtPercentile(99))
+	}
+	if lo, hi := RankNeighbours(h, 100); lo != 999 || hi != 1000 {
+		t.Errorf("max of 1..1000: neighbours %d and %d, want 999 and 1000", lo, hi)
+	}
+	if lo, hi := RankNeighbours(NewHistogram(), 99); lo != 0 || hi != 0 {
+		t.Errorf("empty histogram: %d and %d", lo, hi)
+	}
+
+	// The case CI met: 1172 and 1567 values whose p99 ranks (1160 and 1551) sum to one short of
+	// the merged rank (2712). With both parts' tails above their p99, the merged p99 is the
+	// first value of a tail: above both parts' p99, within their neighbours.
+	a, b, all := NewHistogram(), NewHistogram(), NewHistogram()
+	add := func(h *hdr.Histogram, body, tail int) {
+		for i := range body + tail {
+			v := int64(100)
+			if i >= body {
+				v = int64(1000 + 10*(i-body))
+			}
+			_ = h.RecordValue(v)
+			_ = all.RecordValue(v)
+		}
+	}
+	add(a, 1160, 12)
+	add(b, 1551, 16)
+	m := all.ValueAtPercentile(99)
+	loA, hiA := RankNeighbours(a, 99)
+	loB, hiB := RankNeighbours(b, 99)
+	if own := max(a.ValueAtPercentile(99), b.ValueAtPercentile(99)); m <= own {
+		t.Errorf("merged p99 %d not above the parts' own p99s (at most %d): the case does not show the rounding", m, own)
+	}
+	if m < min(loA, loB) || m > max(hiA, hiB) {
+		t.Errorf("merged p99 %d outside the parts' neighbours [%d, %d]", m, min(loA, loB), max(hiA, hiB))
+	}
+}
