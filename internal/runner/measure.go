@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/protobench/protobench/internal/prom"
@@ -40,7 +39,7 @@ func usageQueries(project, runID, service string, window time.Duration) map[stri
 	}
 }
 
-// counterQueries are the usage queries read as raw counter samples (counterDelta) rather than
+// counterQueries are the usage queries read as raw counter samples (prom.CounterDelta) rather than
 // with increase().
 var counterQueries = map[string]bool{"cpu": true, "throttled": true}
 
@@ -48,64 +47,6 @@ var counterQueries = map[string]bool{"cpu": true, "throttled": true}
 // sample on each side brackets each end (cAdvisor refreshes every second; WaitCovered has made
 // sure a sample at or after the end is stored).
 const counterMargin = 3 * time.Second
-
-// counterDelta is how much the counters grew from start to end, summed over the series: each
-// end's value is interpolated between the two samples around it. increase() instead
-// extrapolates from the samples inside the window, and with a 6 s window and cAdvisor's uneven
-// sample times that read 79 % of a 1-cpu cap for a saturated server whose 20 s windows read
-// 97 %. ok is false when no series has two samples.
-func counterDelta(series []prom.Series, start, end time.Time) (delta float64, ok bool) {
-	for _, s := range series {
-		pts := resetAdjusted(s.Points)
-		if len(pts) < 2 {
-			continue
-		}
-		delta += counterAt(pts, end) - counterAt(pts, start)
-		ok = true
-	}
-	return delta, ok
-}
-
-// resetAdjusted returns the points in time order with counter resets (a value below the one
-// before) folded in, so the values only grow.
-func resetAdjusted(in []prom.Point) []prom.Point {
-	pts := append([]prom.Point(nil), in...)
-	sort.Slice(pts, func(i, j int) bool { return pts[i].T.Before(pts[j].T) })
-	offset, prev := 0.0, 0.0
-	for i := range pts {
-		raw := pts[i].V
-		if i > 0 && raw < prev {
-			offset += prev
-		}
-		prev = raw
-		pts[i].V = raw + offset
-	}
-	return pts
-}
-
-// counterAt is the counter's value at t, interpolated between the samples around t, or
-// extrapolated along the nearest two samples when t lies outside them.
-func counterAt(pts []prom.Point, t time.Time) float64 {
-	i := sort.Search(len(pts), func(i int) bool { return !pts[i].T.Before(t) })
-	var a, b prom.Point
-	switch {
-	case i == 0:
-		a, b = pts[0], pts[1]
-	case i == len(pts):
-		a, b = pts[len(pts)-2], pts[len(pts)-1]
-	default:
-		a, b = pts[i-1], pts[i]
-	}
-	span := b.T.Sub(a.T).Seconds()
-	if span <= 0 {
-		return b.V
-	}
-	v := a.V + (b.V-a.V)*t.Sub(a.T).Seconds()/span
-	if v < 0 {
-		return 0
-	}
-	return v
-}
 
 // minWindow keeps increase() meaningful: with a 1 s scrape it needs a few samples in range.
 // Windows shorter than this (only the smoke scenario's) also count some warm-up CPU.
@@ -132,7 +73,7 @@ func measureContainer(ctx context.Context, p *prom.Client, project, runID, servi
 			if err != nil {
 				return u, err
 			}
-			*dst, _ = counterDelta(series, start, end)
+			*dst, _ = prom.CounterDelta(series, start, end)
 			continue
 		}
 		v, _, err := p.Scalar(ctx, q[key], end)

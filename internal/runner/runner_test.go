@@ -81,7 +81,7 @@ func TestUsageQueriesMatchComposeProjectAndServiceLabels(t *testing.T) {
 		if !strings.Contains(expr, `container_label_com_docker_compose_project="pb-x"`) {
 			t.Errorf("%s query %s lacks the project", key, expr)
 		}
-		// Counters are read as raw samples around the window (counterDelta); the rest over it.
+		// Counters are read as raw samples around the window (prom.CounterDelta); the rest over it.
 		if !counterQueries[key] && !strings.Contains(expr, `[30500ms]`) {
 			t.Errorf("%s query %s lacks the window", key, expr)
 		}

@@ -106,7 +106,7 @@ printf 'line1\nno newline'; echo oops >&2; exit 3`}},
 	}
 	// Its container goes with it (a replicated-job's would stay: moby/moby#42789).
 	gone := false
-	for i := 0; i < 50 && !gone; i++ {
+	for i := 0; i < 300 && !gone; i++ { // up to a minute: swarm removes it in its own time
 		out, err := c.Output(ctx, "ps", "-aq", "--filter", "id="+res.Task.ContainerID)
 		gone = err == nil && strings.TrimSpace(out) == ""
 		time.Sleep(200 * time.Millisecond)

@@ -181,13 +181,15 @@ func TestStallIsInCorrectedLatencyOnly(t *testing.T) {
 	var stalling atomic.Bool
 	addr := stallingServer(t, &stalling)
 	cfg, _, err := loadgen.ParseArgs([]string{
-		"--target", "http://" + addr, "--rate", "500", "--duration", "4s", "--warmup", "0s",
+		"--target", "http://" + addr, "--rate", "500", "--duration", "8s", "--warmup", "0s",
 		"--connections", "1", "--concurrency", "8",
 	}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The stall covers the second second of the run.
+	// The stall covers the second second of the run. Up to 16 requests see it (each of the 8
+	// slots may start a second one as the stall ends); 8 s at 500/s keeps them well under the
+	// 1 % of requests that p99 would let through.
 	go func() {
 		time.Sleep(1500 * time.Millisecond)
 		stalling.Store(true)
@@ -334,8 +336,10 @@ func TestServerKilledMidRun(t *testing.T) {
 			bin := buildServer(t, tc.server)
 			cmd, addr := startServerProcess(t, bin, tc.extra...)
 			out := filepath.Join(t.TempDir(), "r.json")
+			// The kill comes 2.5 s after the 500 ms warm-up would end on an idle machine, so
+			// that a loaded one still has measured requests to keep.
 			go func() {
-				time.Sleep(1500 * time.Millisecond)
+				time.Sleep(3 * time.Second)
 				cmd.Process.Kill()
 			}()
 			var stdout, stderr bytes.Buffer

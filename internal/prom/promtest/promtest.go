@@ -43,7 +43,10 @@ func FreeAddr(t testing.TB) string {
 // Start runs Prometheus with config (a prometheus.yml; "" gives a 1 s global scrape interval and
 // no jobs) and extra flags, on addr or a free address when addr is "", and returns its base URL
 // once it is ready. It skips the test when the binary is missing, and logs Prometheus's own
-// output when the test fails.
+// output when the test fails. A free address can be taken between picking it and Prometheus
+// binding it (tests start Prometheus side by side), so a Prometheus that exits before it is
+// ready is started again on another one; one that is ready is checked to be ours, not
+// another's answering on that port.
 func Start(t testing.TB, addr, config string, extra ...string) string {
 	t.Helper()
 	bin := Bin()
@@ -53,9 +56,25 @@ func Start(t testing.TB, addr, config string, extra ...string) string {
 	if config == "" {
 		config = "global:\n  scrape_interval: 1s\n"
 	}
-	if addr == "" {
-		addr = FreeAddr(t)
+	pick := addr == ""
+	for attempt := 1; ; attempt++ {
+		if pick {
+			addr = FreeAddr(t)
+		}
+		url, exited := start(t, bin, addr, config, extra)
+		if !exited {
+			return url
+		}
+		if !pick || attempt == 3 {
+			t.Fatalf("Prometheus on %s exited before it was ready (its log follows at the end)", addr)
+		}
+		t.Logf("Prometheus on %s exited before it was ready (address taken?); trying another address", addr)
 	}
+}
+
+// start runs one Prometheus on addr and waits until it is ready, or has exited.
+func start(t testing.TB, bin, addr, config string, extra []string) (url string, exited bool) {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
@@ -72,20 +91,36 @@ func Start(t testing.TB, addr, config string, extra ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
-		cmd.Wait()
+		<-done
 		logFile.Close()
 		if t.Failed() {
 			b, _ := os.ReadFile(logFile.Name())
-			t.Logf("prometheus log:\n%s", b)
+			t.Logf("prometheus log (%s):\n%s", addr, b)
 		}
 	})
-	url := "http://" + addr
+	url = "http://" + addr
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := prom.New(url).Ready(ctx); err != nil {
-		t.Fatalf("Prometheus at %s: %v", url, err)
+	ready := make(chan error, 1)
+	go func() { ready <- prom.New(url).Ready(ctx) }()
+	select {
+	case <-done:
+		cancel()
+		return url, true
+	case err := <-ready:
+		if err != nil {
+			t.Fatalf("Prometheus at %s: %v", url, err)
+		}
 	}
-	return url
+	// Ready was answered; if ours exited meanwhile, it was another Prometheus that answered.
+	select {
+	case <-done:
+		return url, true
+	case <-time.After(200 * time.Millisecond):
+	}
+	return url, false
 }

@@ -100,7 +100,10 @@ func TestRemoteWriteReachesPrometheus(t *testing.T) {
 		t.Errorf("histogram_count(k6_http_req_duration_seconds%s) = %v (%v, %v), summary %d requests", sel, count, ok, err, rec.Requests)
 	}
 	p99, ok, err := c.Scalar(ctx, "histogram_quantile(0.99, sum(k6_http_req_duration_seconds"+sel+"))", time.Time{})
-	if err != nil || !ok || !(p99*1000 >= rec.LatencyMs.P90) || !(p99*1000 <= rec.LatencyMs.Max*1.1) {
+	// histogram_quantile interpolates within a bucket, so where p90 and p99 share one the
+	// estimate can fall below p90: 10 % of slack covers a bucket at Prometheus's coarsest
+	// default resolution (factor 1.1).
+	if err != nil || !ok || !(p99*1000 >= rec.LatencyMs.P90/1.1) || !(p99*1000 <= rec.LatencyMs.Max*1.1) {
 		t.Errorf("p99 of k6_http_req_duration_seconds%s: %v s (%v, %v); summary p90 %v ms, max %v ms", sel, p99, ok, err, rec.LatencyMs.P90, rec.LatencyMs.Max)
 	}
 	samples, err := c.Query(ctx, "k6_iterations_total"+sel, time.Time{})
