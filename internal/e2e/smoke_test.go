@@ -106,6 +106,7 @@ func TestSmokeEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkStackPlacement(ctx, t, info.Layout, recs)
+	checkCoreTime(t, info.Layout, recs)
 	pc := prom.New(info.PrometheusURL)
 	for target := range servers {
 		expr := fmt.Sprintf(`count(count_over_time(container_cpu_usage_seconds_total{container_label_com_docker_compose_service=%q}[30m]))`, target)
@@ -220,6 +221,39 @@ func checkStackPlacement(ctx context.Context, t *testing.T, layout scenario.Layo
 		got, err := exec.CommandContext(ctx, "docker", "inspect", "--format", "{{.HostConfig.CpusetCpus}}", id).Output()
 		if err != nil || strings.TrimSpace(string(got)) != last {
 			t.Errorf("%s sits on cpuset %q (%v), want %q, where the last run put the stack", svc, strings.TrimSpace(string(got)), err, last)
+		}
+	}
+}
+
+// checkCoreTime: every run says how the server's and the tools' cores spent its window, the
+// modes adding up to 100 %, and where the server has one core of its own, that core was at
+// least as busy as cAdvisor says the server was (its container cannot use more of the core than
+// the core spent, give or take the two readings' different sampling).
+func checkCoreTime(t *testing.T, layout scenario.Layout, recs []record.Record) {
+	t.Helper()
+	cpus, err := scenario.ParseCPUSet(layout.ServerCPUSet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if layout.Shared {
+		return // server and tools share cores: the runner reads no core time then
+	}
+	for _, r := range recs {
+		name := fmt.Sprintf("%s/%s/%s r%d", r.Step, r.Target, r.Tool, r.Repeat)
+		for side, c := range map[string]*record.CoreTime{"server": r.ServerCores, "client": r.ClientCores} {
+			if c == nil {
+				t.Errorf("%s: no %s core time", name, side)
+				continue
+			}
+			if sum := c.UserPercent + c.SystemPercent + c.SoftirqPercent + c.IdlePercent + c.OtherPercent; sum < 99.5 || sum > 100.5 {
+				t.Errorf("%s: %s core time %+v adds up to %.1f %%", name, side, *c, sum)
+			}
+		}
+		if c := r.ServerCores; c != nil && len(cpus) == 1 && r.ServerCPUPercentOfCap > 0 {
+			t.Logf("%s: server core user %.1f system %.1f softirq %.1f idle %.1f %%; the server %.0f %% of its cap", name, c.UserPercent, c.SystemPercent, c.SoftirqPercent, c.IdlePercent, r.ServerCPUPercentOfCap)
+			if busy := 100 - c.IdlePercent; busy < r.ServerCPUPercentOfCap-15 {
+				t.Errorf("%s: the server's core was %.1f %% busy, yet the server used %.0f %% of its one-core cap", name, busy, r.ServerCPUPercentOfCap)
+			}
 		}
 	}
 }

@@ -13,7 +13,8 @@ const (
 	FlagNoisy       = "noisy"        // coefficient of variation above 10 % across repeats
 	FlagFailed      = "failed"       // the step did not produce a measurement (see Error)
 	// FlagUnsaturated marks a closed-loop step where neither the server nor the load tool
-	// reached 90 % of its CPU cap: it measured round-trip latency, not capacity.
+	// reached 90 % of its CPU cap, nor the server's cores 90 % busy: it measured round-trip
+	// latency, not capacity.
 	FlagUnsaturated = "unsaturated"
 	// FlagSharedCores marks a run whose server and load tool ran on one machine without
 	// disjoint cpusets (a swarm run on a single node: swarm has no cpuset), so that the two
@@ -90,8 +91,26 @@ type Record struct {
 	// with no core to spare (scenario.Layout.StackCPUSet).
 	ObservabilityCPUSet string `json:"observability_cpuset,omitempty"`
 
+	// ServerCores and ClientCores are how the server's and the load tools' cores spent the
+	// window (compose: the layout's cpusets on this host), from node-exporter. The server's
+	// own CPU share cannot tell a full core from one the kernel shares with it: softirq is the
+	// kernel's deferred work (packet handling for the containers' network, timers), not all of
+	// it charged to the container, and it grows with the packets a protocol needs per request.
+	ServerCores *CoreTime `json:"server_cores,omitempty"`
+	ClientCores *CoreTime `json:"client_cores,omitempty"`
+
 	StartUnix float64 `json:"start_unix"` // measurement window, for Prometheus queries and Grafana links
 	EndUnix   float64 `json:"end_unix"`
+}
+
+// CoreTime is how a set of cores spent a window, each mode as a percentage of their time
+// (the modes add up to 100). Other is nice, iowait, irq and steal together.
+type CoreTime struct {
+	UserPercent    float64 `json:"user_percent"`
+	SystemPercent  float64 `json:"system_percent"`
+	SoftirqPercent float64 `json:"softirq_percent"`
+	IdlePercent    float64 `json:"idle_percent"`
+	OtherPercent   float64 `json:"other_percent"`
 }
 
 // Valid reports whether a record holds a measurement (it did not fail).

@@ -37,8 +37,8 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 {{with .Description}}<p>{{.}}</p>{{end}}
 {{with .Workload}}<p class="muted">{{.}}</p>{{end}}
 <div class="grid">{{range .Charts}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>{{end}}</div>
-<table><tr><th>Step</th><th>Target</th><th>Tool</th><th>Workload</th><th>n</th><th>req/s (95 % CI)</th><th>p99 ms (95 % CI)</th><th>CPU µs/req</th><th>Flags</th></tr>
-{{range .Variants}}<tr id="{{.ID}}"><td>{{.Name}}</td><td>{{.Target}}</td><td>{{.Tool}}</td><td>{{.Workload}}</td><td class="n">{{.N}}</td><td class="n">{{.Throughput}}</td><td class="n">{{.P99}}</td><td class="n">{{.CPU}}</td><td>{{.Flags}}</td></tr>
+<table><tr><th>Step</th><th>Target</th><th>Tool</th><th>Workload</th><th>n</th><th>req/s (95 % CI)</th><th>p99 ms (95 % CI)</th><th>CPU µs/req</th><th title="how the server's cores spent the window (node-exporter), medians over the repeats; softirq is the kernel's deferred work, mostly packet handling">server cores % user / sys / softirq / idle</th><th>Flags</th></tr>
+{{range .Variants}}<tr id="{{.ID}}"><td>{{.Name}}</td><td>{{.Target}}</td><td>{{.Tool}}</td><td>{{.Workload}}</td><td class="n">{{.N}}</td><td class="n">{{.Throughput}}</td><td class="n">{{.P99}}</td><td class="n">{{.CPU}}</td><td class="n">{{.Cores}}</td><td>{{.Flags}}</td></tr>
 {{end}}</table>
 {{if .Spectra}}<h3>Latency spectrum</h3><div class="grid">{{range .Spectra}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>{{end}}</div>{{end}}
 <h3>Per second</h3>

@@ -11,6 +11,7 @@ import (
 	"math"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/protobench/protobench/internal/results"
@@ -59,6 +60,9 @@ type variantRow struct {
 	ID, Name, Target, Tool, Workload string
 	N                                int
 	Throughput, P99, CPU, Flags      string
+	// Cores is how the server's cores spent the window: user / system / softirq / idle, in
+	// percent, medians over the repeats; empty where node-exporter did not tell.
+	Cores string
 }
 
 type stepSection struct {
@@ -280,7 +284,7 @@ func sections(f *Folder) []stepSection {
 			s.Variants = append(s.Variants, variantRow{
 				ID: StepID(g.Step), Name: g.Step, Target: g.Target, Tool: g.Tool, Workload: workload(g, false),
 				N: g.Throughput.N, Throughput: withCI(g.Throughput), P99: withCI(g.P99),
-				CPU: svgchart.FormatNumber(g.CPUMicrosPerRequest), Flags: flagText(g),
+				CPU: svgchart.FormatNumber(g.CPUMicrosPerRequest), Flags: flagText(g), Cores: serverCores(f, g),
 			})
 		}
 		s.Spectra = spectra(f, b)
@@ -659,6 +663,23 @@ func runsOf(f *Folder, g *results.Group) []int {
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return f.Records[idx[a]].Repeat < f.Records[idx[b]].Repeat })
 	return idx
+}
+
+// serverCores is how the server's cores spent the group's windows, as "user / system / softirq /
+// idle" percentages, each the median over the repeats that have it.
+func serverCores(f *Folder, g *results.Group) string {
+	var user, system, softirq, idle []float64
+	for _, i := range runsOf(f, g) {
+		if c := f.Records[i].ServerCores; c != nil {
+			user, system = append(user, c.UserPercent), append(system, c.SystemPercent)
+			softirq, idle = append(softirq, c.SoftirqPercent), append(idle, c.IdlePercent)
+		}
+	}
+	if len(user) == 0 {
+		return ""
+	}
+	med := func(xs []float64) string { return strconv.FormatFloat(stats.Summarize(xs).Median, 'f', 0, 64) }
+	return med(user) + " / " + med(system) + " / " + med(softirq) + " / " + med(idle)
 }
 
 // medianRun is the index of the group's repeat with the median throughput, -1 for none.

@@ -45,6 +45,12 @@ func TestWriteInBrowser(t *testing.T) {
 					t.Errorf("no chart %q", title)
 				}
 			}
+			// How the server's cores spent the window, medians over the repeats.
+			for _, cores := range []string{"84 / 4 / 10 / 2", "40 / 25 / 35 / 0"} {
+				if !strings.Contains(string(page), "<td class=\"n\">"+cores+"</td>") {
+					t.Errorf("no server core time %q in the step tables", cores)
+				}
+			}
 			for _, id := range []string{"step-getuser", "step-sweep", "step-sweep-conn16", "step-inflight", "step-grid", "cpu", "published", "flags", "raw"} {
 				if !strings.Contains(string(page), `id="`+id+`"`) {
 					t.Errorf("no element with id %q", id)

@@ -67,11 +67,18 @@ func ApplyFlags(recs []record.Record) {
 }
 
 // unsaturated reports a closed-loop record whose server and client both stayed below
-// SaturatedPercent of their CPU caps. Then the step's in-flight requests, not either side's
-// capacity, set the throughput, and the figure is a round-trip measurement. Both CPU figures must
-// be known: a record without them (Prometheus had no samples) proves nothing either way.
+// SaturatedPercent of their CPU caps, while the server's cores, where the record says how they
+// spent the window, had a tenth or more of their time idle. Then the step's in-flight
+// requests, not either side's capacity, set the throughput, and the figure is a round-trip
+// measurement. A server core busy beyond SaturatedPercent is full even when the container's
+// own share is lower: the kernel's packet work on that core (softirq) is not all charged to the
+// container. Both CPU figures must be known: a record without them (Prometheus had no samples)
+// proves nothing either way.
 func unsaturated(r record.Record) bool {
 	if r.Model == "open" || r.ServerCPUPercentOfCap <= 0 || r.ClientCPUPercentOfCap <= 0 {
+		return false
+	}
+	if c := r.ServerCores; c != nil && 100-c.IdlePercent >= SaturatedPercent {
 		return false
 	}
 	return r.ServerCPUPercentOfCap < SaturatedPercent && r.ClientCPUPercentOfCap < SaturatedPercent

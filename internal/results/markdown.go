@@ -226,7 +226,7 @@ var flagMeanings = []struct{ flag, meaning string }{
 	{record.FlagRateNotMet, fmt.Sprintf("achieved throughput below %.0f %% of the target rate", RateMetMin*100)},
 	{record.FlagClientBound, "the load generator's container was near its CPU cap, so the server may have had more to give"},
 	{record.FlagThrottled, "the server's cgroup was CFS-throttled during the run"},
-	{record.FlagUnsaturated, fmt.Sprintf("closed loop with neither the server nor the load tool at %d %% of its CPU cap: the figure is round-trip latency times the requests in flight, not either side's capacity", SaturatedPercent)},
+	{record.FlagUnsaturated, fmt.Sprintf("closed loop with neither the server nor the load tool at %d %% of its CPU cap, and the server's cores (where measured) a tenth idle or more: the figure is round-trip latency times the requests in flight, not either side's capacity", SaturatedPercent)},
 	{record.FlagNoisy, fmt.Sprintf("throughput CV across repeats above %.0f %%", NoisyCVMax*100)},
 	{record.FlagSharedCores, "server and load tool ran on one machine without disjoint cpusets (a single-node swarm: swarm has no cpuset), so they competed for the same cores within their CPU quotas"},
 }

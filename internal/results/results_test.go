@@ -288,7 +288,7 @@ func TestWriteAll(t *testing.T) {
 		col[h] = i
 	}
 	for _, h := range []string{"scenario", "step", "repeat", "target", "tool", "throughput_rps", "latency_ms.mean", "latency_ms.p99", "latency_ms.p999",
-		"service_time_ms.p99", "server_cpu_seconds", "server_cpu_percent_of_cap", "server_mem_max_bytes", "cpu_us_per_request", "flags"} {
+		"service_time_ms.p99", "server_cpu_seconds", "server_cpu_percent_of_cap", "server_mem_max_bytes", "cpu_us_per_request", "server_cores.softirq_percent", "client_cores.idle_percent", "flags"} {
 		if _, ok := col[h]; !ok {
 			t.Errorf("CSV lacks column %s (has %v)", h, rows[0])
 		}

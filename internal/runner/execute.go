@@ -205,8 +205,9 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 		stack: env.orchestrator, meter: promMeter{c: pc, project: opts.Project, runID: info.RunID}, scenario: sc.Name, runID: info.RunID,
 		missingTools: missingTools(env.images),
 		resultDir:    dir, rawMount: "/raw", promURL: "http://prometheus:9090", settle: 2500 * time.Millisecond,
-		project: opts.Project,
-		log:     func(format string, args ...any) { fmt.Fprintf(opts.Stderr, "protobench: "+format+"\n", args...) },
+		project:   opts.Project,
+		hostCores: env.engine != EngineSwarm,
+		log:       func(format string, args ...any) { fmt.Fprintf(opts.Stderr, "protobench: "+format+"\n", args...) },
 	}
 	if p, ok := env.orchestrator.(stackPlacer); ok && env.engine != EngineSwarm {
 		// stackAt starts unknown: a stack kept up by an earlier run (--keep-up) may sit where
@@ -338,6 +339,11 @@ func (m promMeter) WaitCovered(ctx context.Context, service string, end time.Tim
 
 func (m promMeter) Usage(ctx context.Context, service string, start, end time.Time) (containerUsage, error) {
 	return measureContainer(ctx, m.c, m.project, m.runID, service, start, end)
+}
+
+// Cores reads how the host CPUs of cpuset spent [start, end], from node-exporter.
+func (m promMeter) Cores(ctx context.Context, cpuset string, start, end time.Time) (*record.CoreTime, error) {
+	return measureCores(ctx, m.c, cpuset, start, end)
 }
 
 // missingTools says, per tool, why its program is not in this machine's images: the runs that

@@ -3,9 +3,14 @@ package runner
 import (
 	"context"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/protobench/protobench/internal/prom"
+	"github.com/protobench/protobench/internal/record"
+	"github.com/protobench/protobench/internal/scenario"
 )
 
 // containerUsage is what cAdvisor saw of one compose service over a step's measured window.
@@ -88,4 +93,64 @@ func measureContainer(ctx context.Context, p *prom.Client, project, runID, servi
 	}
 	u.GOMAXPROCS = int(g)
 	return u, nil
+}
+
+// coreTimeSelector picks node-exporter's CPU-time counters of the given host CPUs, every mode.
+func coreTimeSelector(cpus []int) string {
+	names := make([]string, len(cpus))
+	for i, c := range cpus {
+		names[i] = strconv.Itoa(c)
+	}
+	return fmt.Sprintf(`node_cpu_seconds_total{job="node-exporter",cpu=~"%s"}`, strings.Join(names, "|"))
+}
+
+// coreTime turns the seconds each mode took into shares of their sum, in percent. ok is false
+// when they add up to nothing.
+func coreTime(byMode map[string]float64) (ct *record.CoreTime, ok bool) {
+	var total float64
+	for _, v := range byMode {
+		total += v
+	}
+	if total <= 0 {
+		return nil, false
+	}
+	pct := func(v float64) float64 { return math.Round(1000*v/total) / 10 }
+	ct = &record.CoreTime{
+		UserPercent:    pct(byMode["user"]),
+		SystemPercent:  pct(byMode["system"]),
+		SoftirqPercent: pct(byMode["softirq"]),
+		IdlePercent:    pct(byMode["idle"]),
+	}
+	ct.OtherPercent = pct(total - byMode["user"] - byMode["system"] - byMode["softirq"] - byMode["idle"])
+	return ct, true
+}
+
+// measureCores reads how the CPUs of cpuset spent [start, end]: each mode's counters read as
+// raw samples around the window and interpolated at its ends, like the containers' CPU, so a
+// window of a few seconds holds only its own time (rate() would need a longer one, reaching
+// into the run before).
+func measureCores(ctx context.Context, p *prom.Client, cpuset string, start, end time.Time) (*record.CoreTime, error) {
+	cpus, err := scenario.ParseCPUSet(cpuset)
+	if err != nil {
+		return nil, err
+	}
+	series, err := p.Samples(ctx, coreTimeSelector(cpus), start.Add(-counterMargin), end.Add(counterMargin))
+	if err != nil {
+		return nil, err
+	}
+	perMode := map[string][]prom.Series{}
+	for _, s := range series {
+		perMode[s.Labels["mode"]] = append(perMode[s.Labels["mode"]], s)
+	}
+	byMode := map[string]float64{}
+	for mode, ss := range perMode {
+		if v, ok := prom.CounterDelta(ss, start, end); ok {
+			byMode[mode] = v
+		}
+	}
+	ct, ok := coreTime(byMode)
+	if !ok {
+		return nil, fmt.Errorf("node-exporter's CPU time of cpuset %s is not in Prometheus", cpuset)
+	}
+	return ct, nil
 }

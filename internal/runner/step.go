@@ -89,6 +89,9 @@ type stepRunner struct {
 	layout        scenario.Layout
 	observability []string
 	stackAt       string
+	// hostCores says the layout's cpusets are cores of this host (compose), so that the
+	// host's per-core time describes the server's and the tools' cores; not so under swarm.
+	hostCores bool
 	// lastUsage is what each cell's latest repeat measured, so that its next repeat places the
 	// stack by what the tool did rather than by what the tool declares.
 	lastUsage map[cellKey]cellUsage
@@ -359,11 +362,40 @@ func (s *stepRunner) measure(ctx context.Context, plan *scenario.Plan, r scenari
 		s.log("warning: %s: %v", r.ID, err)
 	}
 	s.addUsage(ctx, &rec, r, ep.Service, adapter.Service(), windowStart, windowEnd)
+	s.addCores(ctx, &rec, r, windowStart, windowEnd)
 	return rec
 }
 
 // overlapSeenWarmup is the shortest warm-up that the wait for cAdvisor may run beside.
 const overlapSeenWarmup = 2 * time.Second
+
+// coreMeter is a Meter that can tell how host CPUs spent a window.
+type coreMeter interface {
+	Cores(ctx context.Context, cpuset string, start, end time.Time) (*record.CoreTime, error)
+}
+
+// addCores records how the server's cores and the tools' spent the window, where the layout's
+// cpusets are cores of this host (compose, not swarm) and the two sides do not share them.
+func (s *stepRunner) addCores(ctx context.Context, rec *record.Record, r scenario.Run, start, end time.Time) {
+	cm, ok := s.meter.(coreMeter)
+	if !ok || !s.hostCores || r.Layout.Shared || r.Layout.ServerCPUSet == "" || r.Layout.ClientCPUSet == "" {
+		return
+	}
+	for _, side := range []struct {
+		name, cpuset string
+		dst          **record.CoreTime
+	}{
+		{"server", r.Layout.ServerCPUSet, &rec.ServerCores},
+		{"client", r.Layout.ClientCPUSet, &rec.ClientCores},
+	} {
+		ct, err := cm.Cores(ctx, side.cpuset, start, end)
+		if err != nil {
+			s.log("warning: how the %s's cores (cpuset %s) spent %s: %v", side.name, side.cpuset, r.ID, err)
+			continue
+		}
+		*side.dst = ct
+	}
+}
 
 // coverWaiter is a Meter that can tell when the samples covering a window's end are stored.
 type coverWaiter interface {

@@ -71,8 +71,8 @@ func cpuRange(lo, hi int) string {
 	return fmt.Sprintf("%d-%d", lo, hi)
 }
 
-// parseCPUSet reads Docker's cpuset syntax into the sorted list of CPU numbers.
-func parseCPUSet(s string) ([]int, error) {
+// ParseCPUSet reads Docker's cpuset syntax into the sorted list of CPU numbers.
+func ParseCPUSet(s string) ([]int, error) {
 	seen := map[int]bool{}
 	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
 		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
@@ -100,7 +100,7 @@ func parseCPUSet(s string) ([]int, error) {
 
 // cpuCount is the number of CPUs in a valid cpuset.
 func cpuCount(s string) int {
-	cpus, err := parseCPUSet(s)
+	cpus, err := ParseCPUSet(s)
 	if err != nil {
 		return 0
 	}
@@ -115,7 +115,7 @@ func resolveLayout(sc *Scenario, cores int) (Layout, error) {
 		if value == "" {
 			return
 		}
-		cpus, err := parseCPUSet(value)
+		cpus, err := ParseCPUSet(value)
 		if err != nil {
 			c.add(sc.Layout.lines[field], "layout."+field, "expected a cpuset such as 0 or 0-3, got %q", value)
 			return
@@ -132,8 +132,8 @@ func resolveLayout(sc *Scenario, cores int) (Layout, error) {
 	if err := c.err(); err != nil {
 		return Layout{}, err
 	}
-	server, _ := parseCPUSet(l.ServerCPUSet)
-	client, _ := parseCPUSet(l.ClientCPUSet)
+	server, _ := ParseCPUSet(l.ServerCPUSet)
+	client, _ := ParseCPUSet(l.ClientCPUSet)
 	in := map[int]bool{}
 	for _, s := range server {
 		in[s] = true

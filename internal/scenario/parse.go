@@ -156,7 +156,7 @@ func (d *decoder) decodeLayout(n *yaml.Node, field string) LayoutSpec {
 			if !ok {
 				return
 			}
-			if _, err := parseCPUSet(s); err != nil {
+			if _, err := ParseCPUSet(s); err != nil {
 				d.add(lineOf(v), f, "expected a cpuset such as 0, 0-3 or 0,2, got %q", clip(s))
 				return
 			}
