@@ -578,16 +578,8 @@ steps:
 	// Read the way the runner reads its record (raw samples around the window, interpolated
 	// at its ends): increase() over a short window under-reads by up to a fifth, which would
 	// eat the margin this check has.
-	cpuOver := func(selector string) (float64, bool, error) {
-		series, err := pc.Samples(ctx, "container_cpu_usage_seconds_total"+selector, start.Add(-3*time.Second), end.Add(3*time.Second))
-		if err != nil {
-			return 0, false, err
-		}
-		v, ok := prom.CounterDelta(series, start, end)
-		return v, ok, nil
-	}
-	decoyCPU, ok1, err1 := cpuOver(fmt.Sprintf(`{container_label_com_docker_compose_project=%q}`, decoyProject))
-	anyRest, ok2, err2 := cpuOver(`{container_label_com_docker_compose_service="rest"}`)
+	decoyCPU, ok1, err1 := pc.Increase(ctx, fmt.Sprintf(`container_cpu_usage_seconds_total{container_label_com_docker_compose_project=%q}`, decoyProject), start, end)
+	anyRest, ok2, err2 := pc.Increase(ctx, `container_cpu_usage_seconds_total{container_label_com_docker_compose_service="rest"}`, start, end)
 	if err1 != nil || err2 != nil || !ok1 || !ok2 || decoyCPU <= 0 {
 		t.Fatalf("Prometheus did not see the decoy: %v %v %v %v %v", decoyCPU, ok1, ok2, err1, err2)
 	}

@@ -1,9 +1,25 @@
 package prom
 
 import (
+	"context"
 	"sort"
 	"time"
 )
+
+// CounterMargin is how far beyond a window's ends raw counter samples are fetched, so that a
+// sample on each side brackets each end (cAdvisor and node-exporter are scraped every second).
+const CounterMargin = 3 * time.Second
+
+// Increase is how much selector's counters grew over [start, end], read as CounterDelta does
+// from the raw samples around the window. ok is false when no series has two samples.
+func (c *Client) Increase(ctx context.Context, selector string, start, end time.Time) (delta float64, ok bool, err error) {
+	series, err := c.Samples(ctx, selector, start.Add(-CounterMargin), end.Add(CounterMargin))
+	if err != nil {
+		return 0, false, err
+	}
+	delta, ok = CounterDelta(series, start, end)
+	return delta, ok, nil
+}
 
 // CounterDelta is how much the counters grew from start to end, summed over the series: each
 // end's value is interpolated between the two samples around it. increase() instead

@@ -44,14 +44,9 @@ func usageQueries(project, runID, service string, window time.Duration) map[stri
 	}
 }
 
-// counterQueries are the usage queries read as raw counter samples (prom.CounterDelta) rather than
+// counterQueries are the usage queries read as raw counter samples (prom.Client.Increase) rather than
 // with increase().
 var counterQueries = map[string]bool{"cpu": true, "throttled": true}
-
-// counterMargin is how far beyond the window's ends raw counter samples are fetched, so that a
-// sample on each side brackets each end (cAdvisor refreshes every second; WaitCovered has made
-// sure a sample at or after the end is stored).
-const counterMargin = 3 * time.Second
 
 // minWindow keeps increase() meaningful: with a 1 s scrape it needs a few samples in range.
 // Windows shorter than this (only the smoke scenario's) also count some warm-up CPU.
@@ -74,11 +69,11 @@ func measureContainer(ctx context.Context, p *prom.Client, project, runID, servi
 	targets := map[string]*float64{"cpu": &u.CPUSeconds, "mem": &u.MemMaxBytes, "throttled": &u.ThrottledSeconds, "samples": &u.Samples}
 	for key, dst := range targets {
 		if counterQueries[key] {
-			series, err := p.Samples(ctx, q[key], start.Add(-counterMargin), end.Add(counterMargin))
+			v, _, err := p.Increase(ctx, q[key], start, end)
 			if err != nil {
 				return u, err
 			}
-			*dst, _ = prom.CounterDelta(series, start, end)
+			*dst = v
 			continue
 		}
 		v, _, err := p.Scalar(ctx, q[key], end)
@@ -134,7 +129,7 @@ func measureCores(ctx context.Context, p *prom.Client, cpuset string, start, end
 	if err != nil {
 		return nil, err
 	}
-	series, err := p.Samples(ctx, coreTimeSelector(cpus), start.Add(-counterMargin), end.Add(counterMargin))
+	series, err := p.Samples(ctx, coreTimeSelector(cpus), start.Add(-prom.CounterMargin), end.Add(prom.CounterMargin))
 	if err != nil {
 		return nil, err
 	}

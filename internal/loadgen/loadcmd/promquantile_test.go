@@ -57,7 +57,7 @@ func TestDashboardP99MatchesHdr(t *testing.T) {
 	}
 	// Wait for the scrape that holds the last request, rather than for a time: on a loaded
 	// machine a scrape can come late.
-	lat, svc := mustDecode(t, res.Histograms.Latency), mustDecode(t, res.Histograms.ServiceTime)
+	lat, svc := res.LatencyHistogram(), res.ServiceHistogram()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := pc.WaitUntil(ctx, "sum(protobench_client_latency_seconds_count)", 200*time.Millisecond, func(v float64) bool { return v >= float64(lat.TotalCount()) }); err != nil {
@@ -95,15 +95,6 @@ func TestDashboardP99MatchesHdr(t *testing.T) {
 			t.Errorf("%s: dashboard p99 %.4f ms is %+.1f %% off the HdrHistogram p99 %.4f ms (%.4f to %.4f one rank either side; want within 5 %%)", h.metric, got, diff*100, p99, lo, hi)
 		}
 	}
-}
-
-func mustDecode(t *testing.T, enc string) *hdr.Histogram {
-	t.Helper()
-	h, err := loadgen.DecodeHistogram(enc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
 }
 
 // logScrapeSize logs what one scrape of the generator costs, in bytes and time, in the text
