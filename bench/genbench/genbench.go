@@ -1,4 +1,4 @@
-// Package genbench is `protobench bench-generators`: it runs the load generators side by side in
+// Package genbench is `go run ./bench/cmd/bench-generators`: it runs the load generators side by side in
 // one go, natively, each pinned to one core against the same real server pinned to another, and
 // prints how they compare. It answers one question: is protobench's generator ever the
 // bottleneck? If it is slower than the server it measures, every number it reports is wrong.
@@ -6,7 +6,7 @@
 // For each protocol a fresh server (the real binary, built with go build) runs under
 // `taskset -c <server core>` with GOMAXPROCS=1; then each generator runs under
 // `taskset -c <client core>` with the same number of requests in flight: protobench's own (the
-// binary running this command, `load`), ghz and h2load for gRPC, wrk for HTTP/1.1, h2load for
+// protobench binary's `load`, built from the checkout unless given), ghz and h2load for gRPC, wrk for HTTP/1.1, h2load for
 // h2c, k6 for gRPC and HTTP/1.1. Every generator runs with the command line its tool adapter
 // (internal/tool) builds for a scenario step, and its output is read by the same adapter, so what
 // is measured here is what the scenarios run. Every generator first gets a discarded warm-up run
@@ -51,7 +51,7 @@ type options struct {
 	repeats        int
 }
 
-// Command runs `protobench bench-generators` and returns the exit code: 0 when it ran (whatever
+// Command runs `go run ./bench/cmd/bench-generators` and returns the exit code: 0 when it ran (whatever
 // the ratios), 1 when a run failed, 2 for bad flags.
 func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseFlags(args, stderr)
@@ -59,12 +59,12 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		fmt.Fprintf(stderr, "protobench bench-generators: %v\n", err)
+		fmt.Fprintf(stderr, "bench-generators: %v\n", err)
 		return 2
 	}
 	b := &bench{o: o, stdout: stdout, stderr: stderr}
 	if err := b.run(ctx); err != nil {
-		fmt.Fprintf(stderr, "protobench bench-generators: %v\n", err)
+		fmt.Fprintf(stderr, "bench-generators: %v\n", err)
 		return 1
 	}
 	return 0
@@ -72,7 +72,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("protobench bench-generators", flag.ContinueOnError)
+	fs := flag.NewFlagSet("bench-generators", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.DurationVar(&o.duration, "duration", 5*time.Second, "measured run per generator")
 	fs.DurationVar(&o.warmup, "warmup", time.Second, "discarded warm-up run of each generator before its measured run")
@@ -82,13 +82,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.clientCore, "client-core", 1, "CPU every generator is pinned to")
 	protocols := fs.String("protocols", strings.Join(protocolNames, ","), "protocols to run: "+strings.Join(protocolNames, ", "))
 	tools := fs.String("tools", strings.Join(generatorNames, ","), "generators to run (protobench always runs; protobench-lib is protobench on the protocols' own client libraries: grpc-go, net/rpc, libzmq)")
-	fs.StringVar(&o.protobench, "protobench", "", "protobench binary with the load subcommand (default: this executable)")
+	fs.StringVar(&o.protobench, "protobench", "", "protobench binary with the load subcommand (default: $PROTOBENCH_BIN, else built from ./cmd/protobench)")
 	fs.StringVar(&o.repo, "repo", "", "protobench checkout holding servers/ (default: found from the working directory)")
 	fs.StringVar(&o.outDir, "out", "", "keep every generator's raw output in this directory (default: a temporary one, removed)")
 	fs.IntVar(&o.repeats, "repeats", 1, "measure each generator this many times and keep its best run (a busy machine only ever slows a run down)")
 	fs.Int64Var(&o.memoryRequests, "memory-requests", 0, "instead of the comparison, run protobench alone for this many requests (e.g. 10000000) and sample its memory")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: protobench bench-generators [flags]")
+		fmt.Fprintln(fs.Output(), "usage: bench-generators [flags]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -161,11 +161,14 @@ func (b *bench) run(ctx context.Context) error {
 	if err := b.buildServers(ctx); err != nil {
 		return err
 	}
+	if err := b.buildProtobench(ctx); err != nil {
+		return err
+	}
 	if b.o.memoryRequests > 0 {
 		return b.memory(ctx)
 	}
 
-	fmt.Fprintf(b.stdout, "protobench bench-generators: server on CPU %d (GOMAXPROCS=1), each generator on CPU %d, %d requests in flight, %s per run (after a %s warm-up run), best of %d\n",
+	fmt.Fprintf(b.stdout, "bench-generators: server on CPU %d (GOMAXPROCS=1), each generator on CPU %d, %d requests in flight, %s per run (after a %s warm-up run), best of %d\n",
 		b.o.serverCore, b.o.clientCore, b.o.inflight, b.o.duration, b.o.warmup, b.o.repeats)
 	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Fprintf(b.stdout, "load average at start: %s\n", strings.Join(strings.Fields(string(la))[:3], " "))

@@ -58,18 +58,22 @@ func defaults(t *testing.T) options {
 func TestPlan(t *testing.T) {
 	o := defaults(t)
 	want := map[string][]string{
-		"grpc":   {"protobench", "protobench-lib", "ghz", "h2load", "k6"},
-		"http":   {"protobench", "wrk", "h2load", "k6"},
-		"h2c":    {"protobench", "h2load"},
-		"netrpc": {"protobench", "protobench-lib"},
-		"zmq":    {"protobench", "protobench-lib"},
+		"grpc": {"protobench", "protobench-lib", "ghz", "h2load", "k6"},
+		"http": {"protobench", "wrk", "h2load", "k6"},
+		"h2c":  {"protobench", "h2load"},
+		// connect-go: h2load sends Connect's unary calls too; ghz and k6 speak its gRPC only.
+		"connect":      {"protobench", "h2load"},
+		"connect-h2c":  {"protobench", "h2load"},
+		"connect-grpc": {"protobench", "protobench-lib", "ghz", "h2load", "k6"},
+		"netrpc":       {"protobench", "protobench-lib"},
+		"zmq":          {"protobench", "protobench-lib"},
 	}
 	for _, p := range protocolNames {
 		if got := o.generatorsFor(p); !slices.Equal(got, want[p]) {
 			t.Errorf("%s: generators %v, want %v", p, got, want[p])
 		}
 	}
-	topology := map[string][2]int{"grpc": {4, 16}, "http": {64, 1}, "h2c": {4, 16}, "netrpc": {4, 16}, "zmq": {4, 16}}
+	topology := map[string][2]int{"grpc": {4, 16}, "http": {64, 1}, "h2c": {4, 16}, "connect": {64, 1}, "connect-h2c": {4, 16}, "connect-grpc": {4, 16}, "netrpc": {4, 16}, "zmq": {4, 16}}
 	for p, tc := range topology {
 		inv := o.invocation(p, "127.0.0.1:1", time.Second, "/raw", "x")
 		if inv.Connections != tc[0] || inv.Concurrency != tc[1] || inv.Connections*inv.Concurrency != o.inflight {
@@ -117,7 +121,7 @@ var goldenRuns = []struct {
 
 // TestGoldenRuns reads back real runs: testdata/run is the --out folder of
 //
-//	protobench bench-generators --protocols grpc,http,h2c --duration 2s --warmup 0s --out ...
+//	bench-generators --protocols grpc,http,h2c --duration 2s --warmup 0s --out ...
 //
 // on the 2-core build machine, busy with other work (ghz and k6 were not installed, and h2load's
 // request logs are large: their adapters have golden files of their own). Each run is read the way bench-generators reads it, through its adapter. The

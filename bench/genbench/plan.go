@@ -39,7 +39,8 @@ var generatorNames = []string{"protobench", "protobench-lib", "ghz", "wrk", "h2l
 type protocolSpec struct {
 	server      string // folder under servers/, and the target's name
 	scheme      string // the target's protocol (internal/targets)
-	httpVersion string // HTTP only: 1.1 or 2 (h2c)
+	httpVersion string // over HTTP only: 1.1 or 2 (h2c)
+	encoding    string // over HTTP only: json (the default) or protobuf
 	extra       func(ports []int) []string
 	// libClient selects protobench's client built on the protocol's own library instead of
 	// its event-loop client (the protobench-lib row); empty when there is no such choice.
@@ -47,10 +48,15 @@ type protocolSpec struct {
 }
 
 var protocolSpecs = map[string]protocolSpec{
-	"grpc":   {server: "grpc", scheme: targets.GRPC, libClient: []string{"--grpc-client", "grpc-go"}},
-	"http":   {server: "rest", scheme: targets.HTTP, httpVersion: targets.HTTP1},
-	"h2c":    {server: "rest", scheme: targets.HTTP, httpVersion: targets.HTTP2},
-	"netrpc": {server: "netrpc", scheme: targets.NetRPC, libClient: []string{"--netrpc-client", "net/rpc"}},
+	"grpc": {server: "grpc", scheme: targets.GRPC, libClient: []string{"--grpc-client", "grpc-go"}},
+	"http": {server: "rest", scheme: targets.HTTP, httpVersion: targets.HTTP1},
+	"h2c":  {server: "rest", scheme: targets.HTTP, httpVersion: targets.HTTP2},
+	// connect-go's server in its three wires: Connect over HTTP/1.1 and h2c (protobuf bodies, its
+	// default), and gRPC, where our gRPC driver, ghz, h2load and k6 all run.
+	"connect":      {server: "connect", scheme: targets.Connect, httpVersion: targets.HTTP1, encoding: targets.EncodingProtobuf},
+	"connect-h2c":  {server: "connect", scheme: targets.Connect, httpVersion: targets.HTTP2, encoding: targets.EncodingProtobuf},
+	"connect-grpc": {server: "connect", scheme: targets.GRPC, libClient: []string{"--grpc-client", "grpc-go"}},
+	"netrpc":       {server: "netrpc", scheme: targets.NetRPC, libClient: []string{"--netrpc-client", "net/rpc"}},
 	"zmq": {server: "zeromq", scheme: targets.ZMQ, libClient: []string{"--zmq-client", "libzmq"},
 		extra: func(p []int) []string {
 			return []string{"--pull-listen", "127.0.0.1:" + itoa(p[2]), "--pub-listen", "127.0.0.1:" + itoa(p[3])}
@@ -58,7 +64,7 @@ var protocolSpecs = map[string]protocolSpec{
 }
 
 // protocolNames is the protocols' order in the table.
-var protocolNames = []string{"grpc", "http", "h2c", "netrpc", "zmq"}
+var protocolNames = []string{"grpc", "http", "h2c", "connect", "connect-h2c", "connect-grpc", "netrpc", "zmq"}
 
 // invocation is the step every generator runs against protocol's server at addr: GetUser,
 // closed loop, the same requests in flight for all. A protocol that multiplexes spreads them
@@ -71,8 +77,11 @@ func (o options) invocation(protocol, addr string, d time.Duration, rawDir, pref
 		Target: spec.server, Address: addr, Scheme: spec.scheme, Method: contract.MethodGetUser, Model: "closed",
 		Duration: d, ClientCPUs: 1, RawDir: rawDir, RawPrefix: prefix,
 	}
-	if spec.scheme == targets.HTTP {
+	if targets.OverHTTP[spec.scheme] {
 		inv.HTTPVersion, inv.Encoding = spec.httpVersion, targets.EncodingJSON
+		if spec.encoding != "" {
+			inv.Encoding = spec.encoding
+		}
 		if spec.httpVersion == targets.HTTP1 {
 			conns, conc = o.inflight, 1
 		}

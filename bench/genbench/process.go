@@ -39,13 +39,11 @@ func (b *bench) locateTools() error {
 		b.repo = r
 	}
 	b.tools = map[string]string{}
+	// Our generator is the protobench binary's load subcommand: the one given, the one run.sh
+	// built, or (empty here) one built from this checkout next to the servers.
 	self := b.o.protobench
 	if self == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("cannot find this executable (give --protobench): %v", err)
-		}
-		self = exe
+		self = os.Getenv("PROTOBENCH_BIN")
 	}
 	gobin := filepath.Join(os.Getenv("HOME"), "go", "bin")
 	if v := os.Getenv("GOBIN"); v != "" {
@@ -74,7 +72,7 @@ func (b *bench) locateTools() error {
 			}
 		}
 		if err != nil {
-			fmt.Fprintf(b.stderr, "protobench bench-generators: %s not found, skipping it (install: %s)\n", program, g.install)
+			fmt.Fprintf(b.stderr, "bench-generators: %s not found, skipping it (install: %s)\n", program, g.install)
 			continue
 		}
 		b.tools[name] = path
@@ -85,6 +83,28 @@ func (b *bench) locateTools() error {
 func isExecutable(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+}
+
+// buildProtobench builds the protobench binary from this checkout when none was given, as the
+// servers are built: the bench is its own command, so it cannot run itself as the generator.
+func (b *bench) buildProtobench(ctx context.Context) error {
+	bin := filepath.Join(b.binDir, "protobench")
+	built := false
+	for name, path := range b.tools {
+		if path != "" || generators[name].tool != ours {
+			continue
+		}
+		if !built {
+			cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/protobench")
+			cmd.Dir = b.repo
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("go build ./cmd/protobench (or give --protobench): %v\n%s", err, out)
+			}
+			built = true
+		}
+		b.tools[name] = bin
+	}
+	return nil
 }
 
 // buildServers builds the real server binaries the protocols need.

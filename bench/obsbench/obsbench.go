@@ -1,4 +1,4 @@
-// Package obsbench is `protobench bench-observability`: what watching a benchmark costs. It runs one
+// Package obsbench is `go run ./bench/cmd/bench-observability`: what watching a benchmark costs. It runs one
 // step (the gRPC server on its own core, protobench's generator on another, in its container as in
 // a run) again and again, with the observability stack working and with it paused, interleaved,
 // and prints the throughput and p99 cost with 95 % intervals, and the cores the stack itself used.
@@ -21,26 +21,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
-	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/protobench/protobench/internal/images"
-	"github.com/protobench/protobench/internal/prom"
 	"github.com/protobench/protobench/internal/repo"
-	"github.com/protobench/protobench/internal/scenario"
-	"github.com/protobench/protobench/internal/stats"
-	"github.com/protobench/protobench/internal/tool"
 	"github.com/protobench/protobench/internal/tool/k6"
 	_ "github.com/protobench/protobench/internal/tool/protobenchtool"
 )
@@ -75,7 +65,7 @@ type options struct {
 	label string
 }
 
-// Command runs `protobench bench-observability` and returns the exit code: 0 when it ran (whatever
+// Command runs `go run ./bench/cmd/bench-observability` and returns the exit code: 0 when it ran (whatever
 // the cost), 1 when something failed, 2 for bad flags.
 func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseFlags(args, stderr)
@@ -83,11 +73,11 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		fmt.Fprintln(stderr, "protobench bench-observability:", err)
+		fmt.Fprintln(stderr, "bench-observability:", err)
 		return 2
 	}
 	if err := run(ctx, o, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "protobench bench-observability:", err)
+		fmt.Fprintln(stderr, "bench-observability:", err)
 		return 1
 	}
 	return 0
@@ -220,27 +210,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if o.obsCPUs == "" {
 		o.obsCPUs = stackCores(o.serverCore, o.clientCore, o.tool)
 	}
-	fmt.Fprintf(stdout, "bench-observability: %s, GetUser on %d connection(s) x %d in flight; server on core %d, generator on core %d, stack on cpus %q; raw files in %s\n",
-		o.tool, o.connections, o.concurrency, o.serverCore, o.clientCore, o.obsCPUs, o.outDir)
-	if o.design == "trials" {
-		fmt.Fprintf(stdout, "bench-observability: trial design, %d x %s per arm\n", o.repeats, o.duration)
-	}
-	if o.tool == "k6" {
-		if o.k6RemoteWrite {
-			fmt.Fprintln(stdout, "bench-observability: k6 pushes by remote write in the stack-on trials, as in a run")
-		} else {
-			fmt.Fprintln(stdout, "bench-observability: k6's output is off in both arms: the cost measured is the stack's alone")
-		}
-	}
-	if o.switched != nil {
-		fmt.Fprintf(stdout, "bench-observability: only %s switched; the rest of the stack runs in both arms\n", strings.Join(o.switched, ", "))
-	}
-	switch o.obsCPUs {
-	case strconv.Itoa(o.clientCore):
-		fmt.Fprintln(stdout, "bench-observability: no spare core: the stack shares the generator's core, as it does in a run on this host for a tool that leaves its core room (scenario.Layout.StackCPUSet)")
-	case strconv.Itoa(o.serverCore):
-		fmt.Fprintln(stdout, "bench-observability: no spare core: the stack shares the server's core, as it does in a run on this host for a client-bound tool such as k6 (scenario.Layout.StackCPUSet)")
-	}
+	describe(o, stdout)
 
 	srv, err := startServer(ctx, root, o)
 	if err != nil {
@@ -284,50 +254,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	for rep := 0; o.design == "trials" && rep < o.repeats; rep++ {
-		order := []bool{true, false}
-		if rep%2 == 1 {
-			order = []bool{false, true}
-		}
-		for _, on := range order {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if err := st.set(ctx, on); err != nil {
-				return err
-			}
-			time.Sleep(o.settle)
-			before, began := st.cpu(), time.Now()
-			prefix := fmt.Sprintf("r%d-%s", rep, onOff(on))
-			var tr trial
-			if o.tool == "k6" {
-				promURL := ""
-				if on && o.k6RemoteWrite {
-					promURL = "http://" + st.promAddr
-				}
-				tr, err = trialSched(o.outDir, prefix, func(cidfile string) (trial, error) {
-					return runK6(ctx, o, set[images.K6].Ref, srv.addr, promURL, prefix, cidfile)
-				})
-			} else {
-				tr, err = trialSched(o.outDir, prefix, func(cidfile string) (trial, error) {
-					return runLoad(ctx, set[images.Protobench].Ref, o, srv.addr, loadMetrics, filepath.Join(o.outDir, prefix+".json"), cidfile)
-				})
-			}
-			if err != nil {
-				return err
-			}
-			tr.Repeat, tr.StackOn = rep, on
-			if on {
-				// Over the wall time of the whole trial, the tool's start, warm-up and exit
-				// included, since the stack's CPU was read across all of it.
-				tr.Cores = map[string]float64{}
-				after, span := st.cpu(), time.Since(began).Seconds()
-				for name, ns := range after {
-					tr.Cores[name] = float64(ns-before[name]) / 1e9 / span
-				}
-			}
-			fmt.Fprintf(stdout, "  repeat %d stack %-3s  %10.0f req/s  p99 %7.3f ms  errors %d\n", rep, onOff(on), tr.RPS, tr.P99Ms, tr.Errors)
-			trials = append(trials, tr)
+	if o.design == "trials" {
+		if trials, err = runTrials(ctx, o, st, set, srv.addr, loadMetrics, stdout); err != nil {
+			return err
 		}
 	}
 	if err := st.set(ctx, true); err != nil {
@@ -348,306 +277,81 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// scrapeSizes lists, per scrape job, the samples of its last scrape and how long it took.
-func scrapeSizes(ctx context.Context, promURL string) []string {
-	pc := prom.New(promURL)
-	samples, err := pc.Query(ctx, "sum by (job) (scrape_samples_scraped)", time.Time{})
-	if err != nil {
-		return nil
+// describe prints what the bench is about to measure, and where the stack sits.
+func describe(o options, stdout io.Writer) {
+	fmt.Fprintf(stdout, "bench-observability: %s, GetUser on %d connection(s) x %d in flight; server on core %d, generator on core %d, stack on cpus %q; raw files in %s\n",
+		o.tool, o.connections, o.concurrency, o.serverCore, o.clientCore, o.obsCPUs, o.outDir)
+	if o.design == "trials" {
+		fmt.Fprintf(stdout, "bench-observability: trial design, %d x %s per arm\n", o.repeats, o.duration)
 	}
-	durations, _ := pc.Query(ctx, "max by (job) (scrape_duration_seconds)", time.Time{})
-	took := map[string]float64{}
-	for _, d := range durations {
-		took[d.Labels["job"]] = d.Value
-	}
-	var out []string
-	for _, s := range samples {
-		job := s.Labels["job"]
-		out = append(out, fmt.Sprintf("%-14s %6.0f samples, %6.1f ms", job, s.Value, 1000*took[job]))
-	}
-	sort.Strings(out)
-	return out
-}
-
-// report prints the cost of the stack in throughput and p99 with 95 % intervals and the cores its
-// containers used. Each repeat's two trials run back to back, so the cost is taken pair by pair
-// (the median of the per-repeat on/off ratios, bootstrapped over repeats): this VM's throughput
-// drifts by a third over minutes, and drift that moves both trials of a pair cancels in its ratio.
-func report(w io.Writer, trials []trial) {
-	var onRPS, offRPS, onP99, offP99 []float64
-	cores := map[string][]float64{}
-	on, off := map[int]trial{}, map[int]trial{}
-	for _, t := range trials {
-		if t.StackOn {
-			on[t.Repeat] = t
-			onRPS, onP99 = append(onRPS, t.RPS), append(onP99, t.P99Ms)
-			total := 0.0
-			for name, c := range t.Cores {
-				cores[name] = append(cores[name], c)
-				total += c
-			}
-			cores["total"] = append(cores["total"], total)
+	if o.tool == "k6" {
+		if o.k6RemoteWrite {
+			fmt.Fprintln(stdout, "bench-observability: k6 pushes by remote write in the stack-on trials, as in a run")
 		} else {
-			off[t.Repeat] = t
-			offRPS, offP99 = append(offRPS, t.RPS), append(offP99, t.P99Ms)
+			fmt.Fprintln(stdout, "bench-observability: k6's output is off in both arms: the cost measured is the stack's alone")
 		}
 	}
-	var pairOnRPS, pairOffRPS, pairOnP99, pairOffP99 []float64
-	for rep, a := range on {
-		if b, ok := off[rep]; ok {
-			pairOnRPS, pairOffRPS = append(pairOnRPS, a.RPS), append(pairOffRPS, b.RPS)
-			pairOnP99, pairOffP99 = append(pairOnP99, a.P99Ms), append(pairOffP99, b.P99Ms)
+	if o.switched != nil {
+		fmt.Fprintf(stdout, "bench-observability: only %s switched; the rest of the stack runs in both arms\n", strings.Join(o.switched, ", "))
+	}
+	switch o.obsCPUs {
+	case strconv.Itoa(o.clientCore):
+		fmt.Fprintln(stdout, "bench-observability: no spare core: the stack shares the generator's core, as it does in a run on this host for a tool that leaves its core room (scenario.Layout.StackCPUSet)")
+	case strconv.Itoa(o.serverCore):
+		fmt.Fprintln(stdout, "bench-observability: no spare core: the stack shares the server's core, as it does in a run on this host for a client-bound tool such as k6 (scenario.Layout.StackCPUSet)")
+	}
+}
+
+// runTrials is the trial design: a generator run per trial, stack on and off alternating from
+// repeat to repeat, the stack's own cores read across each stack-on trial.
+func runTrials(ctx context.Context, o options, st *stack, set images.Set, addr, loadMetrics string, stdout io.Writer) ([]trial, error) {
+	var trials []trial
+	var err error
+	for rep := 0; rep < o.repeats; rep++ {
+		order := []bool{true, false}
+		if rep%2 == 1 {
+			order = []bool{false, true}
 		}
-	}
-	pairs := len(pairOnRPS)
-	rpsRatio, rpsCI := stats.PairedRatio(pairOnRPS, pairOffRPS, 0.95)
-	p99Ratio, p99CI := stats.PairedRatio(pairOnP99, pairOffP99, 0.95)
-	// Below 3 pairs, a bootstrap interval is the range of two values: no verdict from it.
-	if pairs < minTrialsForVerdict {
-		rpsCI.OK, p99CI.OK = false, false
-	}
-	// Throughput lost is 1 - on/off; p99 added is on/off - 1: both positive when watching costs.
-	rpsCost, rpsLo, rpsHi := 100*(1-rpsRatio), 100*(1-rpsCI.Hi), 100*(1-rpsCI.Lo)
-	p99Cost, p99Lo, p99Hi := 100*(p99Ratio-1), 100*(p99CI.Lo-1), 100*(p99CI.Hi-1)
-
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\tstack on (median)\tstack off (median)\tcost (paired)\t95 % interval\tverdict")
-	fmt.Fprintf(tw, "throughput\t%.0f req/s\t%.0f req/s\t%+.2f %%\t%s\t%s\n", stats.Median(onRPS), stats.Median(offRPS), rpsCost, interval(rpsLo, rpsHi, rpsCI.OK), verdict(rpsCost, rpsHi, rpsCI.OK))
-	fmt.Fprintf(tw, "p99 latency\t%.3f ms\t%.3f ms\t%+.2f %%\t%s\t%s\n", stats.Median(onP99), stats.Median(offP99), p99Cost, interval(p99Lo, p99Hi, p99CI.OK), verdict(p99Cost, p99Hi, p99CI.OK))
-	tw.Flush()
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "cores the stack used while on (mean over trials):")
-	for _, name := range []string{"prometheus", "cadvisor", "node-exporter", "total"} {
-		if len(cores[name]) > 0 {
-			fmt.Fprintf(w, "  %-14s %.3f\n", name, stats.Mean(cores[name]))
-		}
-	}
-	reportWait(w, on, off)
-	fmt.Fprintf(w, "\ncost = 1 - on/off for throughput and on/off - 1 for p99: the median over %d pairs of each pair's ratio\n"+
-		"(its two arms back to back: two trials, or two adjacent blocks of one run), with a bootstrap interval over pairs; budget %.0f %%.\n", pairs, Budget)
-}
-
-// reportWait prints how long the tool's threads waited for a core with the stack on and off, and
-// the paired difference: the part of the tool's time the stack took on the core they share.
-func reportWait(w io.Writer, on, off map[int]trial) {
-	var onWait, offWait, onCores, offCores, onRun, offRun []float64
-	for rep, a := range on {
-		b, ok := off[rep]
-		if !ok || a.Wait == nil || b.Wait == nil {
-			continue
-		}
-		onWait, offWait = append(onWait, a.Wait.WaitMsPerS), append(offWait, b.Wait.WaitMsPerS)
-		onCores, offCores = append(onCores, a.Wait.Cores), append(offCores, b.Wait.Cores)
-		onRun, offRun = append(onRun, a.Wait.WaitPerRun), append(offRun, b.Wait.WaitPerRun)
-	}
-	if len(onWait) == 0 {
-		return
-	}
-	d, iv := stats.PairedDifference(onWait, offWait, 0.95)
-	if len(onWait) < minTrialsForVerdict {
-		iv.OK = false
-	}
-	fmt.Fprintln(w, "\nthe tool's threads waiting for a core (run-queue delay, /proc/<tid>/schedstat; medians over pairs):")
-	fmt.Fprintf(w, "  stack on   %6.2f ms/s (%.1f us a run), on a CPU %.3f cores\n", stats.Median(onWait), stats.Median(onRun), stats.Median(onCores))
-	fmt.Fprintf(w, "  stack off  %6.2f ms/s (%.1f us a run), on a CPU %.3f cores\n", stats.Median(offWait), stats.Median(offRun), stats.Median(offCores))
-	ci := fmt.Sprintf("n/a (needs %d+ pairs)", minTrialsForVerdict)
-	if iv.OK {
-		ci = fmt.Sprintf("[%+.2f, %+.2f]", iv.Lo, iv.Hi)
-	}
-	fmt.Fprintf(w, "  the stack added %+.2f ms/s %s, %.2f %% of the tool's time (paired, %d pairs)\n", d, ci, d/10, len(onWait))
-}
-
-func interval(lo, hi float64, ok bool) string {
-	if !ok {
-		return fmt.Sprintf("n/a (needs %d+ repeats)", minTrialsForVerdict)
-	}
-	return fmt.Sprintf("[%+.2f, %+.2f] %%", lo, hi)
-}
-
-// verdict compares the cost with the budget: within it only when the whole interval is.
-func verdict(cost, hi float64, ok bool) string {
-	switch {
-	case !ok:
-		return "no interval"
-	case hi < Budget:
-		return fmt.Sprintf("under %.0f %%", Budget)
-	case cost >= Budget:
-		return fmt.Sprintf("OVER %.0f %%", Budget)
-	}
-	return fmt.Sprintf("not shown under %.0f %% (interval reaches it)", Budget)
-}
-
-func onOff(on bool) string {
-	if on {
-		return "on"
-	}
-	return "off"
-}
-
-// stackCores is where a run on this host puts the observability stack while the tool runs
-// (scenario.AutoLayout, then Layout.StackCPUSet): the cores neither the server nor the generator
-// has, or, when none is left, the generator's core, so that the server's core stays its own,
-// unless the tool is client-bound (k6), whose steps leave the server's core the room.
-func stackCores(server, client int, toolName string) string {
-	l := scenario.Layout{ServerCPUSet: strconv.Itoa(server), ClientCPUSet: strconv.Itoa(client), ObservabilityCPUSet: otherCores(server, client)}
-	if l.ObservabilityCPUSet == "" {
-		l.ObservabilityCPUSet = l.ClientCPUSet
-	}
-	a, ok := tool.Lookup(toolName)
-	return l.StackCPUSet(ok && a.Capabilities().ClientBound)
-}
-
-// otherCores is every online core but the two given, as a cpuset list; empty when none is left.
-func otherCores(a, b int) string {
-	n := numCPU()
-	var out []string
-	for c := 0; c < n; c++ {
-		if c != a && c != b {
-			out = append(out, strconv.Itoa(c))
-		}
-	}
-	return strings.Join(out, ",")
-}
-
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-// server is the gRPC reference server, built from ./servers/grpc and pinned to its core.
-type server struct {
-	cmd           *exec.Cmd
-	exited        chan struct{}
-	addr, metrics string
-}
-
-func startServer(ctx context.Context, root string, o options) (*server, error) {
-	bin := filepath.Join(o.outDir, "protobench-grpc-server")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./servers/grpc")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("go build ./servers/grpc: %v\n%s", err, out)
-	}
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	metrics, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	s := &server{addr: addr, metrics: metrics, exited: make(chan struct{})}
-	s.cmd = exec.Command("taskset", "-c", strconv.Itoa(o.serverCore), bin, "--listen", addr, "--metrics-listen", metrics)
-	s.cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
-	logPath := filepath.Join(o.outDir, "server.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
-	if err := s.cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, err
-	}
-	go func() {
-		_ = s.cmd.Wait()
-		logFile.Close()
-		close(s.exited)
-	}()
-	if err := waitHTTP(ctx, "http://"+metrics+"/healthz", 20*time.Second, nil); err != nil {
-		s.stop()
-		return nil, fmt.Errorf("gRPC server not healthy (log: %s): %w", logPath, err)
-	}
-	return s, nil
-}
-
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(5 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	}
-}
-
-// waitHTTP waits until url answers 200. ended, when not nil, is the result of the process that
-// should answer: its end stops the wait at once.
-func waitHTTP(ctx context.Context, url string, timeout time.Duration, ended <-chan loadResult) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
+		for _, on := range order {
+			if ctx.Err() != nil {
+				return trials, ctx.Err()
 			}
+			if err := st.set(ctx, on); err != nil {
+				return trials, err
+			}
+			time.Sleep(o.settle)
+			before, began := st.cpu(), time.Now()
+			prefix := fmt.Sprintf("r%d-%s", rep, onOff(on))
+			var tr trial
+			if o.tool == "k6" {
+				promURL := ""
+				if on && o.k6RemoteWrite {
+					promURL = "http://" + st.promAddr
+				}
+				tr, err = trialSched(o.outDir, prefix, func(cidfile string) (trial, error) {
+					return runK6(ctx, o, set[images.K6].Ref, addr, promURL, prefix, cidfile)
+				})
+			} else {
+				tr, err = trialSched(o.outDir, prefix, func(cidfile string) (trial, error) {
+					return runLoad(ctx, set[images.Protobench].Ref, o, addr, loadMetrics, filepath.Join(o.outDir, prefix+".json"), cidfile)
+				})
+			}
+			if err != nil {
+				return trials, err
+			}
+			tr.Repeat, tr.StackOn = rep, on
+			if on {
+				// Over the wall time of the whole trial, the tool's start, warm-up and exit
+				// included, since the stack's CPU was read across all of it.
+				tr.Cores = map[string]float64{}
+				after, span := st.cpu(), time.Since(began).Seconds()
+				for name, ns := range after {
+					tr.Cores[name] = float64(ns-before[name]) / 1e9 / span
+				}
+			}
+			fmt.Fprintf(stdout, "  repeat %d stack %-3s  %10.0f req/s  p99 %7.3f ms  errors %d\n", rep, onOff(on), tr.RPS, tr.P99Ms, tr.Errors)
+			trials = append(trials, tr)
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s did not answer 200 within %s (last error: %v)", url, timeout, err)
-		}
-		select {
-		case r := <-ended:
-			return fmt.Errorf("it ended before %s answered: %v", url, r.err)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
 	}
-}
-
-// runLoad runs protobench's generator from its image, as a run's loadgen container: on the client
-// core with a 1-cpu quota, in a container of its own, so that it weighs against the stack's
-// containers on a shared core as it does in a run (a process outside Docker's cgroup would weigh
-// against all of Docker's containers together). It serves its live metrics where Prometheus
-// scrapes them, and its JSON result lands in the raw folder.
-func runLoad(ctx context.Context, image string, o options, target, metrics, out, cidfile string) (trial, error) {
-	absDir, err := filepath.Abs(filepath.Dir(out))
-	if err != nil {
-		return trial{}, err
-	}
-	args := []string{"run", "--rm", "--network", "host", "--cpuset-cpus", strconv.Itoa(o.clientCore), "--cpus", "1", "--label", o.label,
-		"--cidfile", cidfile, "--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), "-v", absDir + ":/raw", "--entrypoint", "protobench", image, "load",
-		"--target", "grpc://" + target, "--method", "GetUser", "--connections", strconv.Itoa(o.connections), "--concurrency", strconv.Itoa(o.concurrency),
-		"--duration", o.duration.String(), "--warmup", o.warmup.String(), "--out", "/raw/" + filepath.Base(out), "--progress", "off",
-		"--metrics-listen", metrics, "--label", "scenario=bench-observability"}
-	cmd := exec.CommandContext(ctx, "docker", args...)
-	cmd.Stdout = io.Discard
-	stderr, err := os.Create(out + ".stderr")
-	if err != nil {
-		return trial{}, err
-	}
-	defer stderr.Close()
-	cmd.Stderr = stderr
-	if err := cmd.Run(); err != nil {
-		return trial{}, fmt.Errorf("protobench load: %v (see %s.stderr)", err, out)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		return trial{}, err
-	}
-	var r struct {
-		ThroughputRPS float64 `json:"throughput_rps"`
-		Requests      int64   `json:"requests"`
-		Errors        int64   `json:"errors"`
-		DurationS     float64 `json:"duration_s"`
-		LatencyMs     struct {
-			P99 float64 `json:"p99"`
-		} `json:"latency_ms"`
-		StartUnix float64       `json:"start_unix"`
-		Series    []seriesPoint `json:"series"`
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return trial{}, fmt.Errorf("%s: %w", out, err)
-	}
-	if r.ThroughputRPS <= 0 || r.DurationS <= 0 || math.IsNaN(r.LatencyMs.P99) {
-		return trial{}, fmt.Errorf("%s: no measurement (throughput %.1f over %.1f s)", out, r.ThroughputRPS, r.DurationS)
-	}
-	return trial{RPS: r.ThroughputRPS, P99Ms: r.LatencyMs.P99, Requests: r.Requests, Errors: r.Errors, Seconds: r.DurationS,
-		startUnix: r.StartUnix, series: r.Series}, nil
+	return trials, nil
 }

@@ -268,7 +268,7 @@ func TestReportWait(t *testing.T) {
 	}
 	var b bytes.Buffer
 	report(&b, trials)
-	for _, want := range []string{"stack on     6.00 ms/s (3.0 us a run), on a CPU 0.100 cores", "stack off    4.00 ms/s", "the stack added +2.00 ms/s [+2.00, +2.00], 0.20 % of the tool's time (paired, 6 pairs)"} {
+	for _, want := range []string{"stack on     6.00 ms/s (3.0 us a run), on a CPU 0.100 cores", "stack off    4.00 ms/s", "the stack added +2.00 ms/s [+2.00, +2.00] ([min,max], 96.9 % at n=6), 0.20 % of the tool's time (paired, 6 pairs)"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/protobench/protobench/bench/genbench"
-	"github.com/protobench/protobench/bench/obsbench"
 	"github.com/protobench/protobench/internal/compare"
 	"github.com/protobench/protobench/internal/images"
 	"github.com/protobench/protobench/internal/loadgen/loadcmd"
@@ -17,8 +15,6 @@ func init() {
 	register("list", "list the scenarios with their estimated time", runner.ListCommand)
 	register("load", "our load generator: protobench load --target grpc://host:port ...", loadcmd.Command)
 	register("images", "build or list the container images (pull where a registry answers)", images.Command)
-	register("bench-generators", "compare our generator with ghz, wrk, h2load and k6 on pinned cores (natively)", genbench.Command)
-	register("bench-observability", "what the observability stack costs a step: interleaved trials with it on and paused", obsbench.Command)
 	register("down", "stop the stack a --keep-up run left running", runner.DownCommand)
 	register("status", "how many runs of a results folder are done, and the command that finishes it", runner.StatusCommand)
 	register("report", "rewrite summary.md, results.csv and report.html of a results folder", reportCommand)

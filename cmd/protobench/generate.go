@@ -19,6 +19,7 @@ func init() {
 var generatedFiles = []string{
 	"internal/contract/benchpb/bench.pb.go",
 	"internal/contract/benchpb/bench_grpc.pb.go",
+	"internal/contract/benchpb/benchpbconnect/bench.connect.go",
 }
 
 // runGenerate regenerates into a scratch directory and compares, so --check never touches the tree.
@@ -38,7 +39,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	defer os.RemoveAll(tmp)
 	plugins := map[string]string{}
-	for _, p := range []string{"protoc-gen-go", "protoc-gen-go-grpc"} {
+	for _, p := range []string{"protoc-gen-go", "protoc-gen-go-grpc", "protoc-gen-connect-go"} {
 		out, err := exec.CommandContext(ctx, "go", "tool", "-n", p).Output()
 		if err != nil {
 			fmt.Fprintf(stderr, "protobench generate: cannot locate %s via 'go tool -n': %v\n", p, err)
@@ -50,9 +51,11 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	cmd := exec.CommandContext(ctx, "protoc",
 		"--plugin=protoc-gen-go="+plugins["protoc-gen-go"],
 		"--plugin=protoc-gen-go-grpc="+plugins["protoc-gen-go-grpc"],
+		"--plugin=protoc-gen-connect-go="+plugins["protoc-gen-connect-go"],
 		"-I", "proto",
 		"--go_out="+tmp, "--go_opt=module="+module,
 		"--go-grpc_out="+tmp, "--go-grpc_opt=module="+module,
+		"--connect-go_out="+tmp, "--connect-go_opt=module="+module,
 		"protobench/v1/bench.proto")
 	cmd.Dir = *root
 	cmd.Stderr = stderr
@@ -94,6 +97,10 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			fmt.Fprintf(stderr, "%s is stale: run 'go run ./cmd/protobench generate'\n", f)
 			stale++
 			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(*root, f)), 0o755); err != nil {
+			fmt.Fprintln(stderr, "protobench generate:", err)
+			return 1
 		}
 		if err := os.WriteFile(filepath.Join(*root, f), fresh, 0o644); err != nil {
 			fmt.Fprintln(stderr, "protobench generate:", err)

@@ -51,6 +51,7 @@ func knobTable(all []targets.Target) string {
 	for _, name := range common {
 		row("every server", name, all[0].Knobs[name])
 	}
+	done := map[string]bool{}
 	for _, t := range all {
 		var names []string
 		for name := range t.Knobs {
@@ -60,7 +61,19 @@ func knobTable(all []targets.Target) string {
 		}
 		slices.Sort(names)
 		for _, name := range names {
-			row("`"+t.Name+"`", name, t.Knobs[name])
+			k := t.Knobs[name]
+			if done[name+" "+k.Env] {
+				continue
+			}
+			done[name+" "+k.Env] = true
+			// Targets that share this very knob (the HTTP servers' transport knobs) share a row.
+			var owners []string
+			for _, o := range all {
+				if ok2, ok := o.Knobs[name]; ok && ok2.Env == k.Env {
+					owners = append(owners, "`"+o.Name+"`")
+				}
+			}
+			row(strings.Join(owners, ", "), name, k)
 		}
 	}
 	return b.String()

@@ -36,6 +36,9 @@ func Command(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "protobench", err)
 		return 2
 	}
+	for _, w := range c.Warnings {
+		fmt.Fprintln(stderr, "protobench compare: warning:", w)
+	}
 	if err := c.Markdown(stdout); err != nil {
 		return 1
 	}

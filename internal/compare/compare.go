@@ -1,6 +1,8 @@
 // Package compare sets two or more results folders side by side, step by step and target by
-// target, and says from the confidence intervals whether each change is real: before and after
-// a server change, or this machine against a laptop.
+// target, and says which changes the repeats support: before and after a server change, or this
+// machine against a laptop. It was tested the way a reader would test it, on A/A pairs (two runs
+// of the same code), and it refuses what it cannot judge: folders whose settings differ, rows
+// with too few repeats, changes within the host's own drift (docs/statistics.md).
 package compare
 
 import (
@@ -8,6 +10,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/protobench/protobench/internal/hostspeed"
 	"github.com/protobench/protobench/internal/report"
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/stats"
@@ -15,21 +18,41 @@ import (
 
 // Verdicts a change can get.
 const (
-	Faster        = "faster"
-	Slower        = "slower"
-	NoDifference  = "no significant difference"
-	NoVerdict     = "no verdict"
-	minSamples    = 2
-	samplesRepeat = "repeats"
-	samplesSecond = "per-second samples"
+	Faster       = "faster"
+	Slower       = "slower"
+	NoDifference = "no significant difference"
+	NoVerdict    = "no verdict"
 )
+
+// MinRepeats is the fewest valid repeats a side needs for a verdict. Two give a variance on one
+// degree of freedom per side and an interval that rests on the log-normal shape alone; the
+// seconds of a single run are never a substitute (they share its server start and its
+// neighbours, and are autocorrelated).
+const MinRepeats = 3
+
+// FDR is the false discovery rate the verdicts hold across all the rows of a comparison.
+const FDR = 0.05
 
 // Comparison is every folder's figures beside the first's (the baseline).
 type Comparison struct {
 	Folders []*report.Folder
 	Rows    []Row
-	// Mismatch says how the folders' scenarios differ; empty when they ran the same scenario.
-	Mismatch string
+	// Mismatch says how the folders' scenarios differ; Differences how their settings do. Both
+	// are empty unless --force let the comparison go ahead.
+	Mismatch    string
+	Differences []string
+	// Drift is, per folder (index ≥ 1), how far the host's speed index moved across the
+	// baseline's and that folder's samples; DriftKnown is false where a folder recorded none.
+	Drift      []float64
+	DriftKnown []bool
+	// Tests is how many changes were tested together (Benjamini–Hochberg's m), and the priors
+	// the moderated t borrowed per metric.
+	Tests           int
+	ThroughputPrior stats.Prior
+	P99Prior        stats.Prior
+	// Warnings name the folders with busy-host runs: their verdicts may measure the other
+	// load on the machine rather than a change.
+	Warnings []string
 }
 
 // Row is one step, target and tool in one folder against the baseline folder.
@@ -40,28 +63,25 @@ type Row struct {
 	Throughput, P99    Change
 }
 
-// Figures are one side's samples of a step, target and tool.
+// Figures are one side's valid repeats of a step, target and tool.
 type Figures struct {
 	Throughput, P99 []float64
-	// Samples says what the samples are: the repeats' figures, or, with a single repeat, the
-	// per-second figures of that run, whose interval is narrower than a repeat's would be
-	// because seconds of one run share its server start and its neighbours.
-	Samples string
-	N       int // repeats
+	N               int
 }
 
-// Change is the ratio of the other folder's median to the baseline's with its bootstrap
-// interval, and the verdict it supports.
+// Change is the ratio of the other folder's geometric mean to the baseline's, its interval, its
+// p-value before and after adjustment for the number of tests, and the verdict.
 type Change struct {
 	BaseMedian, OtherMedian float64
 	Ratio                   float64 // other / base
 	CI                      stats.Interval
+	P, Adjusted             float64
 	Verdict                 string
 	Why                     string // why there is no verdict
 }
 
 // Compare loads the folders and compares each with the first. It refuses folders of different
-// scenarios (name or file hash) unless force is set, and then records the mismatch.
+// scenarios or settings unless force is set, and then records the differences.
 func Compare(dirs []string, force bool) (*Comparison, error) {
 	if len(dirs) < 2 {
 		return nil, fmt.Errorf("compare: need at least two results folders, got %d", len(dirs))
@@ -75,10 +95,25 @@ func Compare(dirs []string, force bool) (*Comparison, error) {
 		c.Folders = append(c.Folders, f)
 	}
 	c.Mismatch = mismatch(c.Folders)
+	for i, f := range c.Folders {
+		if line := results.BusyHostLine(f.Records); line != "" {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s (%s): %s; a verdict against it may measure that load, not a change", letter(i), f.Dir, line))
+		}
+	}
 	if c.Mismatch != "" && !force {
 		return nil, fmt.Errorf("compare: the folders ran different scenarios, so their steps do not measure the same thing:\n%s\nUse --force to compare them anyway", c.Mismatch)
 	}
+	c.Differences = settingsDiff(c.Folders)
+	if len(c.Differences) > 0 && !force {
+		return nil, fmt.Errorf("compare: the folders' settings differ, so a change could come from the settings rather than the code:\n  %s\n"+
+			"Use --force to compare them anyway (the differences are then listed above the tables). To compare two builds, "+
+			"declare both as targets of one step instead: see docs/statistics.md", joinLines(c.Differences))
+	}
 	base := c.Folders[0]
+	c.Drift, c.DriftKnown = make([]float64, len(c.Folders)), make([]bool, len(c.Folders))
+	for i, f := range c.Folders[1:] {
+		c.Drift[i+1], c.DriftKnown[i+1] = hostspeed.Drift(base.Run.HostSpeed, f.Run.HostSpeed)
+	}
 	var order []string
 	for _, g := range base.Summary.Groups {
 		order = append(order, g.Step)
@@ -87,7 +122,19 @@ func Compare(dirs []string, force bool) (*Comparison, error) {
 		c.Rows = append(c.Rows, compareFolders(base, f, i+1)...)
 	}
 	sortRows(c.Rows, order)
+	c.judge()
 	return c, nil
+}
+
+func joinLines(xs []string) string {
+	out := ""
+	for i, x := range xs {
+		if i > 0 {
+			out += "\n  "
+		}
+		out += x
+	}
+	return out
 }
 
 func mismatch(folders []*report.Folder) string {
@@ -112,26 +159,11 @@ func compareFolders(base, other *report.Folder, index int) []Row {
 	var rows []Row
 	for _, g := range base.Summary.Groups {
 		k := key{g.Step, g.Target, g.Tool}
-		og := findGroup(other, k)
-		if og == nil {
+		if findGroup(other, k) == nil {
 			continue
 		}
 		b, o := figures(base, k), figures(other, k)
-		row := Row{
-			Step: k.step, Target: k.target, Tool: k.tool, Folder: index, Base: b, Other: o,
-			Throughput: change(b.Throughput, o.Throughput, b.Samples, o.Samples, true),
-			P99:        change(b.P99, o.P99, b.Samples, o.Samples, false),
-		}
-		// Say which side has nothing: a failed run is worth finding in its folder.
-		for _, c := range []*Change{&row.Throughput, &row.P99} {
-			switch {
-			case b.N == 0:
-				c.Why = "no valid measurement in A (failed runs only)"
-			case o.N == 0:
-				c.Why = fmt.Sprintf("no valid measurement in %s (failed runs only)", letter(index))
-			}
-		}
-		rows = append(rows, row)
+		rows = append(rows, Row{Step: k.step, Target: k.target, Tool: k.tool, Folder: index, Base: b, Other: o})
 	}
 	return rows
 }
@@ -145,75 +177,113 @@ func findGroup(f *report.Folder, k key) *results.Group {
 	return nil
 }
 
-// figures collects a side's samples: one per repeat where there are two or more repeats, else
-// the single run's per-second figures when its tool recorded them.
+// figures collects a side's valid repeats.
 func figures(f *report.Folder, k key) Figures {
 	var fig Figures
-	var idx []int
-	for i, r := range f.Records {
+	for _, r := range f.Records {
 		if r.Step == k.step && r.Target == k.target && r.Tool == k.tool && r.Valid() {
-			idx = append(idx, i)
-		}
-	}
-	fig.N = len(idx)
-	if len(idx) >= minSamples || len(idx) == 0 {
-		fig.Samples = samplesRepeat
-		for _, i := range idx {
-			fig.Throughput = append(fig.Throughput, f.Records[i].ThroughputRPS)
-			fig.P99 = append(fig.P99, f.Records[i].LatencyMs.P99)
-		}
-		return fig
-	}
-	i := idx[0]
-	secs := f.PerRun[i].Measured()
-	if len(secs) < minSamples {
-		fig.Samples = samplesRepeat
-		fig.Throughput = []float64{f.Records[i].ThroughputRPS}
-		fig.P99 = []float64{f.Records[i].LatencyMs.P99}
-		return fig
-	}
-	fig.Samples = samplesSecond
-	for _, s := range secs {
-		// A second with no completed request says nothing about latency.
-		fig.Throughput = append(fig.Throughput, s.ThroughputRPS)
-		if s.P99Ms > 0 {
-			fig.P99 = append(fig.P99, s.P99Ms)
+			fig.Throughput = append(fig.Throughput, r.ThroughputRPS)
+			fig.P99 = append(fig.P99, r.LatencyMs.P99)
+			fig.N++
 		}
 	}
 	return fig
 }
 
-// change compares medians by the bootstrap interval of their ratio: an interval wholly above
-// or below 1 is a real change at 95 %, one that holds 1 is not.
-func change(base, other []float64, baseKind, otherKind string, higherIsBetter bool) Change {
-	c := Change{BaseMedian: stats.Median(base), OtherMedian: stats.Median(other)}
-	c.Ratio, c.CI = stats.Ratio(other, base, results.CILevel)
-	switch {
-	case len(base) == 0 || len(other) == 0:
-		c.Verdict, c.Why = NoVerdict, "no measurement on one side"
-		return c
-	case !c.CI.OK:
-		c.Verdict, c.Why = NoVerdict, "one repeat and no per-second figures: no interval to judge by"
-		return c
-	case baseKind != otherKind:
-		c.Why = "one side's interval comes from repeats, the other's from the seconds of one run"
-	case baseKind == samplesSecond:
-		c.Why = "one repeat on each side: the medians and the interval are those of the runs' measured seconds"
+// judge tests every row with enough repeats, throughput and p99 each with its own moderated t
+// (their spreads differ), adjusts all the p-values together by Benjamini–Hochberg, and gives the
+// verdicts.
+func (c *Comparison) judge() {
+	type slot struct {
+		row    int
+		metric int // 0 throughput, 1 p99
 	}
-	better := c.CI.Lo > 1
-	worse := c.CI.Hi < 1
+	var slots [2][]slot
+	var samples [2][]stats.TwoSample
+	for i, r := range c.Rows {
+		for m, pick := range []func(Figures) []float64{func(f Figures) []float64 { return f.Throughput }, func(f Figures) []float64 { return f.P99 }} {
+			ch := c.change(i, m)
+			ch.BaseMedian, ch.OtherMedian = stats.Median(pick(r.Base)), stats.Median(pick(r.Other))
+			ch.Ratio, ch.P, ch.Adjusted = math.NaN(), math.NaN(), math.NaN()
+			if ch.BaseMedian > 0 {
+				ch.Ratio = ch.OtherMedian / ch.BaseMedian
+			}
+			switch {
+			case r.Base.N == 0:
+				ch.Verdict, ch.Why = NoVerdict, "no valid measurement in A (failed runs only)"
+			case r.Other.N == 0:
+				ch.Verdict, ch.Why = NoVerdict, fmt.Sprintf("no valid measurement in %s (failed runs only)", letter(r.Folder))
+			case r.Base.N < MinRepeats || r.Other.N < MinRepeats:
+				ch.Verdict, ch.Why = NoVerdict, fmt.Sprintf("n=%d and n=%d repeats: a verdict needs at least %d a side (run with --repeat %d or more)",
+					r.Base.N, r.Other.N, MinRepeats, MinRepeats)
+			default:
+				slots[m] = append(slots[m], slot{i, m})
+				samples[m] = append(samples[m], stats.TwoSample{A: pick(r.Base), B: pick(r.Other)})
+			}
+		}
+	}
+	var tests [2][]stats.Test
+	tests[0], c.ThroughputPrior = stats.ModeratedLogTests(samples[0], 1-FDR)
+	tests[1], c.P99Prior = stats.ModeratedLogTests(samples[1], 1-FDR)
+	var ps []float64
+	var where []*Change
+	for m := range tests {
+		for j, t := range tests[m] {
+			ch := c.change(slots[m][j].row, m)
+			if !t.OK {
+				ch.Verdict, ch.Why = NoVerdict, "a side has a value that is not positive"
+				continue
+			}
+			ch.Ratio, ch.CI, ch.P = t.Ratio, t.CI, t.P
+			ps, where = append(ps, t.P), append(where, ch)
+		}
+	}
+	c.Tests = len(ps)
+	for j, adj := range stats.BenjaminiHochberg(ps) {
+		ch := where[j]
+		ch.Adjusted = adj
+		c.verdict(ch)
+	}
+}
+
+func (c *Comparison) change(row, metric int) *Change {
+	if metric == 0 {
+		return &c.Rows[row].Throughput
+	}
+	return &c.Rows[row].P99
+}
+
+// verdict turns an adjusted p-value into a verdict, unless the change is within the host's drift.
+func (c *Comparison) verdict(ch *Change) {
+	row := c.rowOf(ch)
+	higherIsBetter := ch == &row.Throughput
+	if ch.Adjusted > FDR {
+		ch.Verdict = NoDifference
+		return
+	}
+	if d := c.Drift[row.Folder]; c.DriftKnown[row.Folder] && math.Abs(ch.Ratio-1) <= d {
+		ch.Verdict = NoVerdict
+		ch.Why = fmt.Sprintf("the change (%+.1f %%) is within the host's own drift between the runs (%.1f %%, host speed index)", 100*(ch.Ratio-1), 100*d)
+		return
+	}
+	better := ch.Ratio > 1
 	if !higherIsBetter {
-		better, worse = worse, better
+		better = !better
 	}
-	switch {
-	case better:
-		c.Verdict = Faster
-	case worse:
-		c.Verdict = Slower
-	default:
-		c.Verdict = NoDifference
+	if better {
+		ch.Verdict = Faster
+	} else {
+		ch.Verdict = Slower
 	}
-	return c
+}
+
+func (c *Comparison) rowOf(ch *Change) *Row {
+	for i := range c.Rows {
+		if ch == &c.Rows[i].Throughput || ch == &c.Rows[i].P99 {
+			return &c.Rows[i]
+		}
+	}
+	panic("compare: change of no row")
 }
 
 // Percent is the change as a signed percentage, NaN when there is no ratio.

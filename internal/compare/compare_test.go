@@ -8,26 +8,29 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/report/browsertest"
 	"github.com/protobench/protobench/internal/report/reporttest"
+	"github.com/protobench/protobench/internal/results"
 )
 
+// TestVerdicts: rows with at least MinRepeats a side get a verdict, the others none and a reason;
+// a folder against an A/A twin (the same code, its jitter in another phase) gets no verdict at
+// all, and a 30 % faster one is faster on every judged row.
 func TestVerdicts(t *testing.T) {
 	base := reporttest.Folder(t, reporttest.Options{Jitter: 0.02})
-	fast := reporttest.Folder(t, reporttest.Options{Jitter: 0.02, Speed: 1.3})
+	fast := reporttest.Folder(t, reporttest.Options{Jitter: 0.02, Speed: 1.3, Phase: 2})
+	twin := reporttest.Folder(t, reporttest.Options{Jitter: 0.02, Phase: 1})
 	same := reporttest.Folder(t, reporttest.Options{Jitter: 0.02})
-	quickBase := reporttest.Folder(t, reporttest.Options{Quick: true})
-	quickFast := reporttest.Folder(t, reporttest.Options{Quick: true, Speed: 1.3})
 	cases := []struct {
-		name       string
-		dirs       []string
-		rps, p99   string // verdict every primary-tool row must get
-		samplesKnd string
+		name     string
+		dirs     []string
+		rps, p99 string // verdict every row with enough repeats must get
 	}{
-		{"faster", []string{base, fast}, Faster, Faster, samplesRepeat},
-		{"slower", []string{fast, base}, Slower, Slower, samplesRepeat},
-		{"same", []string{base, same}, NoDifference, NoDifference, samplesRepeat},
-		{"one repeat, per-second samples", []string{quickBase, quickFast}, Faster, Faster, samplesSecond},
+		{"faster", []string{base, fast}, Faster, Faster},
+		{"slower", []string{fast, base}, Slower, Slower},
+		{"A/A twin", []string{base, twin}, NoDifference, NoDifference},
+		{"same folder", []string{base, same}, NoDifference, NoDifference},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -39,28 +42,103 @@ func TestVerdicts(t *testing.T) {
 			if want := len(cmp.Folders[0].Summary.Groups); len(cmp.Rows) != want || want == 0 {
 				t.Errorf("%d rows, want %d", len(cmp.Rows), want)
 			}
+			judged := 0
 			for _, r := range cmp.Rows {
-				if r.Tool != "protobench" {
+				if r.Base.N < MinRepeats || r.Other.N < MinRepeats {
+					if r.Throughput.Verdict != NoVerdict || !strings.Contains(r.Throughput.Why, "at least 3 a side") {
+						t.Errorf("%s %s %s: n=%d/%d got %q (%s)", r.Step, r.Target, r.Tool, r.Base.N, r.Other.N, r.Throughput.Verdict, r.Throughput.Why)
+					}
 					continue
 				}
+				judged++
 				if r.Throughput.Verdict != c.rps || r.P99.Verdict != c.p99 {
-					t.Errorf("%s %s: req/s %s (ratio %.3f, CI %+v), p99 %s (ratio %.3f, CI %+v); want %s and %s",
-						r.Step, r.Target, r.Throughput.Verdict, r.Throughput.Ratio, r.Throughput.CI, r.P99.Verdict, r.P99.Ratio, r.P99.CI, c.rps, c.p99)
+					t.Errorf("%s %s: req/s %s (ratio %.3f, %+v, adj p %.3g), p99 %s; want %s and %s",
+						r.Step, r.Target, r.Throughput.Verdict, r.Throughput.Ratio, r.Throughput.CI, r.Throughput.Adjusted, r.P99.Verdict, c.rps, c.p99)
 				}
-				if r.Base.Samples != c.samplesKnd {
-					t.Errorf("%s %s: samples %q, want %q", r.Step, r.Target, r.Base.Samples, c.samplesKnd)
+				if !strings.Contains(r.Throughput.CI.Label(), "moderated t on logs, 95.0 % at n=3+3") {
+					t.Errorf("%s %s: interval label %q", r.Step, r.Target, r.Throughput.CI.Label())
 				}
+			}
+			if judged == 0 {
+				t.Error("no row had enough repeats to judge")
 			}
 		})
 	}
-	// wrk records no per-second figures: with one repeat there is nothing to judge by.
-	cmp, err := Compare([]string{quickBase, quickFast}, false)
+	// Quick folders have one repeat a side: no verdict anywhere, and never from seconds.
+	cmp, err := Compare([]string{reporttest.Folder(t, reporttest.Options{Quick: true}), reporttest.Folder(t, reporttest.Options{Quick: true, Speed: 1.3})}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range cmp.Rows {
-		if r.Tool == "wrk" && (r.Throughput.Verdict != NoVerdict || r.Throughput.Why == "") {
-			t.Errorf("wrk with one repeat: verdict %q (%s), want %q with a reason", r.Throughput.Verdict, r.Throughput.Why, NoVerdict)
+		if r.Throughput.Verdict != NoVerdict || r.P99.Verdict != NoVerdict {
+			t.Errorf("one repeat, %s %s %s: verdicts %q / %q", r.Step, r.Target, r.Tool, r.Throughput.Verdict, r.P99.Verdict)
+		}
+	}
+}
+
+// TestSettingsRefused: repeats, quick mode and images that differ are refused with the
+// differences listed, and --force records and prints them.
+func TestSettingsRefused(t *testing.T) {
+	a := reporttest.Folder(t, reporttest.Options{Jitter: 0.02})
+	cases := []struct {
+		name  string
+		opts  reporttest.Options
+		wants []string
+	}{
+		{"repeats", reporttest.Options{Jitter: 0.02, Repeat: 5}, []string{"repeats of getuser: A 3, B 5"}},
+		{"quick", reporttest.Options{Quick: true}, []string{"quick mode: A false, B true", "repeats of getuser: A 3, B 1"}},
+		{"image", reporttest.Options{Jitter: 0.02, ImageID: "sha256:ffff"}, []string{"image protobench: A sha256:0123456789ab, B sha256:ffff"}},
+	}
+	for _, c := range cases {
+		b := reporttest.Folder(t, c.opts)
+		_, err := Compare([]string{a, b}, false)
+		if err == nil || !strings.Contains(err.Error(), "--force") {
+			t.Fatalf("%s: err = %v, want a refusal naming --force", c.name, err)
+		}
+		for _, w := range c.wants {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: refusal lacks %q:\n%v", c.name, w, err)
+			}
+		}
+		cmp, err := Compare([]string{a, b}, true)
+		if err != nil {
+			t.Fatalf("%s with --force: %v", c.name, err)
+		}
+		var md bytes.Buffer
+		if err := cmp.Markdown(&md); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(md.String(), "although the settings differ") || !strings.Contains(md.String(), c.wants[0]) {
+			t.Errorf("%s: markdown does not list the differences:\n%s", c.name, md.String())
+		}
+	}
+}
+
+// TestHostDrift: a 30 % faster folder whose host ran 40 % slower at the end of the other run gets
+// no verdict (the change is within the drift); with a steady host it is faster.
+func TestHostDrift(t *testing.T) {
+	a := reporttest.Folder(t, reporttest.Options{Jitter: 0.02, HostSpeed: 100})
+	drifting := reporttest.Folder(t, reporttest.Options{Jitter: 0.02, Speed: 1.3, Phase: 2, HostSpeed: 100, HostSpeedEnd: 60})
+	steady := reporttest.Folder(t, reporttest.Options{Jitter: 0.02, Speed: 1.3, Phase: 2, HostSpeed: 101})
+	for _, c := range []struct {
+		dir, verdict, why string
+	}{{drifting, NoVerdict, "within the host's own drift"}, {steady, Faster, ""}} {
+		cmp, err := Compare([]string{a, c.dir}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range cmp.Rows {
+			if r.Base.N < MinRepeats {
+				continue
+			}
+			if r.Throughput.Verdict != c.verdict || !strings.Contains(r.Throughput.Why, c.why) {
+				t.Errorf("%s %s: %q (%s), want %q", r.Step, r.Target, r.Throughput.Verdict, r.Throughput.Why, c.verdict)
+			}
+		}
+		var md bytes.Buffer
+		_ = cmp.Markdown(&md)
+		if !strings.Contains(md.String(), "host speed index (start → end) server cores 100.0 → 100.0") {
+			t.Errorf("markdown does not show the host speed index:\n%s", md.String())
 		}
 	}
 }
@@ -117,8 +195,7 @@ func TestCommandInBrowser(t *testing.T) {
 }
 
 // TestRealFolders compares two copies of a real `run smoke --quick` folder: one repeat each, so
-// our generator's rows are judged on their measured seconds, and a folder against itself shows
-// no significant difference; tools without seconds get no verdict and say why.
+// no row gets a verdict (the seconds of one run are not repeats), and each says why.
 func TestRealFolders(t *testing.T) {
 	var dirs []string
 	for _, name := range []string{"a", "b"} {
@@ -136,11 +213,8 @@ func TestRealFolders(t *testing.T) {
 		t.Fatal("no rows")
 	}
 	for _, r := range cmp.Rows {
-		switch {
-		case r.Tool == "protobench" && (r.Base.Samples != samplesSecond || r.Throughput.Verdict != NoDifference || r.P99.Verdict != NoDifference):
-			t.Errorf("%s %s: samples %s, verdicts %s / %s; want per-second samples and no significant difference", r.Step, r.Target, r.Base.Samples, r.Throughput.Verdict, r.P99.Verdict)
-		case r.Tool != "protobench" && r.Throughput.Verdict != NoVerdict:
-			t.Errorf("%s %s %s: verdict %s with one repeat and no seconds", r.Step, r.Target, r.Tool, r.Throughput.Verdict)
+		if r.Throughput.Verdict != NoVerdict || r.P99.Verdict != NoVerdict || r.Throughput.Why == "" {
+			t.Errorf("%s %s %s: verdicts %s / %s (%s) with one repeat", r.Step, r.Target, r.Tool, r.Throughput.Verdict, r.P99.Verdict, r.Throughput.Why)
 		}
 	}
 	var md bytes.Buffer
@@ -150,6 +224,42 @@ func TestRealFolders(t *testing.T) {
 	for _, step := range []string{"servers", "open", "tools"} {
 		if !strings.Contains(md.String(), "## "+step+"\n") {
 			t.Errorf("no section for step %s", step)
+		}
+	}
+}
+
+// TestBusyHostWarning: a folder with a run beside another process's load (busy-host) makes
+// compare warn, naming the folder; folders of quiet runs do not.
+func TestBusyHostWarning(t *testing.T) {
+	quiet := reporttest.Folder(t, reporttest.Options{Jitter: 0.02})
+	busy := reporttest.Folder(t, reporttest.Options{Jitter: 0.02, Speed: 0.7})
+	recs, err := results.Load(busy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	others := 35.0
+	recs[0].ClientCores = &record.CoreTime{IdlePercent: 10, OthersPercent: &others}
+	results.ApplyFlags(recs)
+	var b bytes.Buffer
+	if err := results.WriteJSON(&b, recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(busy, "results.json"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmp, err := Compare([]string{quiet, quiet}, false)
+	if err != nil || len(cmp.Warnings) != 0 {
+		t.Fatalf("quiet folders: warnings %v (%v)", cmp.Warnings, err)
+	}
+	for _, dirs := range [][]string{{quiet, busy}, {busy, quiet}} {
+		var out, errOut bytes.Buffer
+		if code := Command(context.Background(), append([]string{"--out", filepath.Join(t.TempDir(), "c.html")}, dirs...), &out, &errOut); code != 0 {
+			t.Fatalf("compare %v: exit %d: %s", dirs, code, errOut.String())
+		}
+		for what, text := range map[string]string{"stderr": errOut.String(), "markdown": out.String()} {
+			if !strings.Contains(text, busy) || !strings.Contains(text, "1 of") || !strings.Contains(text, "busy-host") {
+				t.Errorf("compare %v: %s does not warn about %s:\n%s", dirs, what, busy, text)
+			}
 		}
 	}
 }

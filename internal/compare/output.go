@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/protobench/protobench/internal/hostspeed"
 	"github.com/protobench/protobench/internal/report"
 	"github.com/protobench/protobench/internal/stats"
 	"github.com/protobench/protobench/internal/svgchart"
@@ -36,7 +37,57 @@ func describe(f *report.Folder) string {
 	if f.Run.Finished == nil {
 		s += ", interrupted"
 	}
-	return s
+	return s + "; " + speedText(f)
+}
+
+// speedText is a folder's host speed index at the start and end of its run.
+func speedText(f *report.Folder) string {
+	hs := f.Run.HostSpeed
+	if hs == nil || len(hs.Samples()) == 0 {
+		return "host speed index not recorded"
+	}
+	var parts []string
+	for _, role := range []struct {
+		name string
+		pick func(hostspeed.Sample) float64
+	}{{"server cores", func(s hostspeed.Sample) float64 { return s.Server }}, {"tool cores", func(s hostspeed.Sample) float64 { return s.Client }}} {
+		var vals []string
+		for _, s := range hs.Samples() {
+			vals = append(vals, fmt.Sprintf("%.1f", role.pick(s)))
+		}
+		parts = append(parts, role.name+" "+strings.Join(vals, " → "))
+	}
+	return "host speed index (start → end) " + strings.Join(parts, ", ")
+}
+
+// driftText says how far the host moved between the baseline and folder i.
+func (c *Comparison) driftText(i int) string {
+	if !c.DriftKnown[i] {
+		return fmt.Sprintf("%s vs A: host drift unknown (a folder has no host speed index); a verdict may reflect the machine as well as the code", letter(i))
+	}
+	return fmt.Sprintf("%s vs A: the host's speed index moved by up to %.1f %% across both runs; changes within that get no verdict", letter(i), 100*c.Drift[i])
+}
+
+// method is the paragraph that says how the changes were judged, in both outputs.
+func (c *Comparison) method() string {
+	return fmt.Sprintf("Each change is the other folder's geometric mean over the baseline's (A), with its 95 %% interval from a moderated t on the log values "+
+		"(each row's variance shrunk toward the variance common to the rows, as limma does; throughput borrowed %s, p99 %s). "+
+		"A verdict needs at least %d valid repeats a side (the seconds of one run are never used) and a change larger than the host's drift; "+
+		"faster or slower then means a Benjamini–Hochberg-adjusted p at or below %.2f across all %d tests of this comparison "+
+		"(false discovery rate %.0f %%; for p99, lower is faster). How often this calls an A/A pair changed, and how often it finds a real change: "+
+		"docs/statistics.md. The req/s and p99 columns are medians over the repeats.", priorText(c.ThroughputPrior), priorText(c.P99Prior), MinRepeats, FDR, c.Tests, 100*FDR)
+}
+
+func priorText(p stats.Prior) string {
+	switch {
+	case p.Rows < 3:
+		return "nothing (fewer than 3 rows)"
+	case math.IsInf(p.DF, 1):
+		return fmt.Sprintf("fully from %d rows that agree on their spread", p.Rows)
+	case p.DF < 0.5:
+		return fmt.Sprintf("nothing (%d rows' spreads differ too much)", p.Rows)
+	}
+	return fmt.Sprintf("%.1f degrees of freedom from %d rows", p.DF, p.Rows)
 }
 
 func pct(c Change) string {
@@ -46,10 +97,22 @@ func pct(c Change) string {
 	}
 	s := fmt.Sprintf("%+.1f %%", p)
 	if c.CI.OK {
-		s += fmt.Sprintf(" (%+.1f to %+.1f)", 100*(c.CI.Lo-1), 100*(c.CI.Hi-1))
+		s += fmt.Sprintf(" (%+.1f to %+.1f; %s)", 100*(c.CI.Lo-1), 100*(c.CI.Hi-1), c.CI.Label())
 	}
 	return s
 }
+
+func adjP(c Change) string {
+	if math.IsNaN(c.Adjusted) {
+		return "—"
+	}
+	if c.Adjusted < 0.001 {
+		return "<0.001"
+	}
+	return fmt.Sprintf("%.3f", c.Adjusted)
+}
+
+func nText(r Row) string { return fmt.Sprintf("%d / %d", r.Base.N, r.Other.N) }
 
 func verdictText(c Change) string {
 	if c.Verdict == NoVerdict {
@@ -72,40 +135,52 @@ func (c *Comparison) Markdown(w io.Writer) error {
 	if c.Mismatch != "" {
 		fmt.Fprintf(&b, "\n**Compared with --force although the scenarios differ:**\n\n%s", indentList(c.Mismatch))
 	}
-	b.WriteString("\nEach change is the other folder's median over the baseline's, with the 95 % bootstrap interval of that ratio. " +
-		"The verdict is faster or slower when the interval lies wholly on one side of no change (for p99, lower is faster), " +
-		"and no significant difference when it holds no change.\n\n")
+	if len(c.Warnings) > 0 {
+		b.WriteString("\n**Warning: a folder ran on a busy host.**\n\n")
+		for _, w := range c.Warnings {
+			fmt.Fprintf(&b, "- %s\n", w)
+		}
+	}
+	if len(c.Differences) > 0 {
+		fmt.Fprintf(&b, "\n**Compared with --force although the settings differ** (a change may come from these):\n\n- %s\n", strings.Join(c.Differences, "\n- "))
+	}
+	b.WriteString("\n")
+	for i := 1; i < len(c.Folders); i++ {
+		fmt.Fprintf(&b, "- %s\n", c.driftText(i))
+	}
+	b.WriteString("\n" + c.method() + "\n\n")
 	if len(c.Rows) == 0 {
 		b.WriteString("No step, target and tool was measured in both folders.\n")
 	}
-	var notes []string
 	for _, step := range c.Steps() {
 		fmt.Fprintf(&b, "## %s\n\n", step)
-		b.WriteString("| Target | Tool | vs | req/s A | req/s | change (95 % CI) | verdict | p99 ms A | p99 ms | change (95 % CI) | verdict |\n")
-		b.WriteString("|---|---|---|---:|---:|---:|---|---:|---:|---:|---|\n")
+		b.WriteString("| Target | Tool | vs | n A / n | req/s A | req/s | change (interval) | adj. p | verdict | p99 ms A | p99 ms | change (interval) | adj. p | verdict |\n")
+		b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|\n")
 		for _, r := range c.Rows {
 			if r.Step != step {
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Target, r.Tool, letter(r.Folder),
-				svgchart.FormatNumber(r.Throughput.BaseMedian), svgchart.FormatNumber(r.Throughput.OtherMedian), pct(r.Throughput), verdictText(r.Throughput),
-				svgchart.FormatNumber(r.P99.BaseMedian), svgchart.FormatNumber(r.P99.OtherMedian), pct(r.P99), verdictText(r.P99))
-			for _, why := range []string{r.Throughput.Why, r.P99.Why} {
-				if why != "" && r.Throughput.Verdict != NoVerdict {
-					notes = appendNew(notes, fmt.Sprintf("%s, %s, %s vs A: %s", step, r.Target, letter(r.Folder), why))
-				}
-			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Target, r.Tool, letter(r.Folder), nText(r),
+				svgchart.FormatNumber(r.Throughput.BaseMedian), svgchart.FormatNumber(r.Throughput.OtherMedian), pct(r.Throughput), adjP(r.Throughput), verdictText(r.Throughput),
+				svgchart.FormatNumber(r.P99.BaseMedian), svgchart.FormatNumber(r.P99.OtherMedian), pct(r.P99), adjP(r.P99), verdictText(r.P99))
 		}
 		b.WriteString("\n")
 	}
-	if len(notes) > 0 {
-		b.WriteString("Notes:\n\n")
-		for _, n := range notes {
-			fmt.Fprintf(&b, "- %s\n", n)
-		}
-	}
+	counts := c.Counts()
+	fmt.Fprintf(&b, "Verdicts over %d rows × 2 metrics: %d %s, %d %s, %d %s, %d %s.\n", len(c.Rows),
+		counts[Faster], Faster, counts[Slower], Slower, counts[NoDifference], NoDifference, counts[NoVerdict], NoVerdict)
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// Counts is how many changes got each verdict.
+func (c *Comparison) Counts() map[string]int {
+	out := map[string]int{}
+	for _, r := range c.Rows {
+		out[r.Throughput.Verdict]++
+		out[r.P99.Verdict]++
+	}
+	return out
 }
 
 func indentList(s string) string {
@@ -130,7 +205,8 @@ type htmlFolder struct {
 }
 
 type htmlRow struct {
-	Target, Tool, Vs                    string
+	Target, Tool, Vs, N                 string
+	RPSAdj, P99Adj                      string
 	BaseRPS, RPS, RPSChange, RPSVerdict string
 	BaseP99, P99, P99Change, P99Verdict string
 	RPSClass, P99Class                  string
@@ -143,11 +219,15 @@ type htmlStep struct {
 }
 
 type htmlPage struct {
-	Title    string
-	CSS      template.CSS
-	Mismatch string
-	Folders  []htmlFolder
-	Steps    []htmlStep
+	Title       string
+	CSS         template.CSS
+	Mismatch    string
+	Warnings    []string
+	Differences []string
+	Drift       []string
+	Method      string
+	Folders     []htmlFolder
+	Steps       []htmlStep
 }
 
 func class(v string) string {
@@ -161,10 +241,13 @@ func class(v string) string {
 }
 
 // HTML writes compare.html for a page at path out: per step, bars for each folder grouped by
-// target with the 95 % interval of each median, and the table of changes. Links to the
+// target with the exact interval of each median, and the table of changes. Links to the
 // folders' reports are relative to out.
 func (c *Comparison) HTML(w io.Writer, out string) error {
-	p := htmlPage{Title: "protobench comparison: " + c.Folders[0].Run.Scenario, CSS: template.CSS(svgchart.CSS + "\n" + report.PageCSS + "\n.better{background:#e3f4ea}.worse{background:#fbe4e4}"), Mismatch: c.Mismatch}
+	p := htmlPage{Title: "protobench comparison: " + c.Folders[0].Run.Scenario, CSS: template.CSS(svgchart.CSS + "\n" + report.PageCSS + "\n.better{background:#e3f4ea}.worse{background:#fbe4e4}"), Mismatch: c.Mismatch, Differences: c.Differences, Method: c.method(), Warnings: c.Warnings}
+	for i := 1; i < len(c.Folders); i++ {
+		p.Drift = append(p.Drift, c.driftText(i))
+	}
 	for i, f := range c.Folders {
 		link, err := filepath.Rel(filepath.Dir(out), filepath.Join(f.Dir, report.File))
 		if err != nil {
@@ -186,7 +269,7 @@ func (c *Comparison) HTML(w io.Writer, out string) error {
 			}
 			targets = appendNew(targets, groupName(r, len(tools) > 1))
 			s.Rows = append(s.Rows, htmlRow{
-				Target: r.Target, Tool: r.Tool, Vs: letter(r.Folder),
+				Target: r.Target, Tool: r.Tool, Vs: letter(r.Folder), N: nText(r), RPSAdj: adjP(r.Throughput), P99Adj: adjP(r.P99),
 				BaseRPS: svgchart.FormatNumber(r.Throughput.BaseMedian), RPS: svgchart.FormatNumber(r.Throughput.OtherMedian),
 				RPSChange: pct(r.Throughput), RPSVerdict: verdictText(r.Throughput), RPSClass: class(r.Throughput.Verdict),
 				BaseP99: svgchart.FormatNumber(r.P99.BaseMedian), P99: svgchart.FormatNumber(r.P99.OtherMedian),
@@ -261,11 +344,14 @@ var compareTemplate = template.Must(template.New("compare").Parse(`<!DOCTYPE htm
 {{range .Folders}}<tr><th>{{.Letter}}</th><td>{{if .Link}}<a href="{{.Link}}">{{.Dir}}</a>{{else}}{{.Dir}}{{end}}</td><td>{{.Desc}}</td></tr>
 {{end}}</table>
 {{with .Mismatch}}<p class="status">Compared with --force although the scenarios differ:<br>{{.}}</p>{{end}}
-<p>Each change is the other folder's median over the baseline's (A), with the 95 % bootstrap interval of that ratio. The verdict is faster or slower when the interval lies wholly on one side of no change (for p99, lower is faster), and no significant difference when it holds no change. Bars are medians with the 95 % interval of each median.</p>
+{{range .Warnings}}<p class="status">Warning: {{.}}</p>{{end}}
+{{if .Differences}}<div class="status">Compared with --force although the settings differ (a change may come from these):<ul>{{range .Differences}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
+<ul>{{range .Drift}}<li>{{.}}</li>{{end}}</ul>
+<p>{{.Method}} Bars are medians; whiskers are the exact order-statistic interval of each median, whose coverage depends on n (75 % at n=3, 93.8 % at n=5).</p>
 {{range .Steps}}<section id="{{.ID}}"><h2>{{.Name}}</h2>
 <div class="grid">{{range .Charts}}<figure>{{.}}</figure>{{end}}</div>
-<table><tr><th>Target</th><th>Tool</th><th>vs</th><th>req/s A</th><th>req/s</th><th>change (95 % CI)</th><th>verdict</th><th>p99 ms A</th><th>p99 ms</th><th>change (95 % CI)</th><th>verdict</th></tr>
-{{range .Rows}}<tr><td>{{.Target}}</td><td>{{.Tool}}</td><td>{{.Vs}}</td><td class="n">{{.BaseRPS}}</td><td class="n">{{.RPS}}</td><td class="n">{{.RPSChange}}</td><td class="{{.RPSClass}}">{{.RPSVerdict}}</td><td class="n">{{.BaseP99}}</td><td class="n">{{.P99}}</td><td class="n">{{.P99Change}}</td><td class="{{.P99Class}}">{{.P99Verdict}}</td></tr>
+<table><tr><th>Target</th><th>Tool</th><th>vs</th><th>n A / n</th><th>req/s A</th><th>req/s</th><th>change (interval)</th><th>adj. p</th><th>verdict</th><th>p99 ms A</th><th>p99 ms</th><th>change (interval)</th><th>adj. p</th><th>verdict</th></tr>
+{{range .Rows}}<tr><td>{{.Target}}</td><td>{{.Tool}}</td><td>{{.Vs}}</td><td class="n">{{.N}}</td><td class="n">{{.BaseRPS}}</td><td class="n">{{.RPS}}</td><td class="n">{{.RPSChange}}</td><td class="n">{{.RPSAdj}}</td><td class="{{.RPSClass}}">{{.RPSVerdict}}</td><td class="n">{{.BaseP99}}</td><td class="n">{{.P99}}</td><td class="n">{{.P99Change}}</td><td class="n">{{.P99Adj}}</td><td class="{{.P99Class}}">{{.P99Verdict}}</td></tr>
 {{end}}</table></section>
 {{else}}<p>No step, target and tool was measured in both folders.</p>{{end}}
 </body></html>

@@ -219,7 +219,52 @@ func (c *Client) Down(ctx context.Context) error {
 // is set only when compose itself could not run (then exitCode is -1); a tool that fails returns
 // its own exit status and output with a nil error.
 func (c *Client) Run(ctx context.Context, service, name, entrypoint string, env map[string]string, args []string) (stdout, stderr []byte, exitCode int, err error) {
-	argv := []string{"run", "--rm", "-T", "--no-deps"}
+	return c.run(ctx, true, service, name, entrypoint, env, args)
+}
+
+// RunTimed is Run for a named container that also returns when the container's process started
+// and ended (docker inspect), read before the container is removed: the tool's own lifetime,
+// free of compose's start-up and of the container's tear-down, which `run --rm` returning
+// includes. started and finished are zero when docker could not tell.
+func (c *Client) RunTimed(ctx context.Context, service, name, entrypoint string, env map[string]string, args []string) (stdout, stderr []byte, exitCode int, started, finished time.Time, err error) {
+	if name == "" || c.opts.DryRun {
+		stdout, stderr, exitCode, err = c.Run(ctx, service, name, entrypoint, env, args)
+		return stdout, stderr, exitCode, time.Time{}, time.Time{}, err
+	}
+	stdout, stderr, exitCode, err = c.run(ctx, false, service, name, entrypoint, env, args)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	defer cancel()
+	if err == nil {
+		started, finished, _ = c.Lifetime(rctx, name)
+	}
+	c.removeContainer(rctx, name)
+	return stdout, stderr, exitCode, started, finished, err
+}
+
+// Lifetime is when a container's process started and finished, from docker inspect.
+func (c *Client) Lifetime(ctx context.Context, name string) (started, finished time.Time, err error) {
+	out, err := c.docker(ctx, "inspect", "--format", "{{.State.StartedAt}}|{{.State.FinishedAt}}", name)
+	if err != nil {
+		return started, finished, err
+	}
+	s, f, ok := strings.Cut(out, "|")
+	if !ok {
+		return started, finished, fmt.Errorf("docker inspect %s: unexpected output %q", name, out)
+	}
+	if started, err = time.Parse(time.RFC3339Nano, s); err != nil {
+		return time.Time{}, time.Time{}, fmt.Errorf("docker inspect %s: StartedAt %q: %w", name, s, err)
+	}
+	if finished, err = time.Parse(time.RFC3339Nano, f); err != nil || !finished.After(started) {
+		return time.Time{}, time.Time{}, fmt.Errorf("docker inspect %s: FinishedAt %q is not after StartedAt %q", name, f, s)
+	}
+	return started, finished, nil
+}
+
+func (c *Client) run(ctx context.Context, rm bool, service, name, entrypoint string, env map[string]string, args []string) (stdout, stderr []byte, exitCode int, err error) {
+	argv := []string{"run", "-T", "--no-deps"}
+	if rm {
+		argv = []string{"run", "--rm", "-T", "--no-deps"}
+	}
 	if name != "" {
 		c.removeContainer(ctx, name)
 		argv = append(argv, "--name", name)

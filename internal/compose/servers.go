@@ -57,6 +57,11 @@ func RegistryServices(imageVar func(image string) string) []ServerService {
 		for _, k := range t.KnobNames() {
 			pass = append(pass, t.Knobs[k].Env)
 		}
+		if t.TLS != nil {
+			// Set by the runner for a TLS step only (the certificates it made, mounted at
+			// targets.TLSMount); unset, the server serves cleartext.
+			pass = append(pass, targets.TLSCertEnv, targets.TLSKeyEnv, targets.TLSALPNEnv)
+		}
 		out = append(out, ServerService{
 			Name:        t.Name,
 			Image:       fmt.Sprintf("${%s:-protobench/%s:latest}", imageVar(t.Image), t.Image),

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +32,7 @@ var AllowedLabels = []string{"scenario", "step", "run_id"}
 // Flags are the parsed command-line options of `protobench load`, before validation.
 type Flags struct {
 	Target         string
+	TLS            TLSOptions
 	Method         string
 	Connections    int
 	Concurrency    int
@@ -52,8 +54,9 @@ type Flags struct {
 	Progress       string
 
 	set map[string]bool // flags given explicitly
-	// owner names the scheme of each driver flag; apply moves a driver's flags into the Config.
-	owner map[string]string
+	// owner names the schemes of each driver flag (several when drivers share a flag, as http
+	// and connect share --http-version); apply moves a driver's flags into the Config.
+	owner map[string][]string
 	apply map[string]func(*Config) error
 }
 
@@ -120,6 +123,10 @@ func NewFlagSet(stderr io.Writer) (*flag.FlagSet, *Flags) {
 	fs.Var(f.Labels, "label", "key=value attached to live metrics and the result (repeatable; keys: scenario, step, run_id)")
 	fs.StringVar(&f.TargetName, "target-name", "", "server name recorded in the result and metrics (default from the scheme: grpc, rest, netrpc, zeromq)")
 	fs.StringVar(&f.Progress, "progress", "auto", "progress line on stderr: auto (only on a TTY), on, off")
+	fs.StringVar(&f.TLS.CAFile, "tls-ca", "", "speak TLS, trusting only this PEM CA (the run's, made by the runner); grpc, http (HTTPS/1.1 or HTTPS/2 by --http-version) and netrpc")
+	fs.StringVar(&f.TLS.ServerName, "tls-server-name", "", "with --tls-ca: the name to verify in the server's certificate (default the target's host)")
+	fs.StringVar(&f.TLS.Version, "tls-version", "1.3", "with --tls-ca: the one TLS version offered, 1.3 or 1.2")
+	fs.BoolVar(&f.TLS.Resume, "tls-resume", true, "with --tls-ca: keep a session cache so that reconnections resume (false: every handshake is full)")
 	f.declareDriverFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: protobench load --target URL [flags]\n\n")
@@ -130,7 +137,7 @@ func NewFlagSet(stderr io.Writer) (*flag.FlagSet, *Flags) {
 
 // declareDriverFlags adds every registered driver's own flags to fs.
 func (f *Flags) declareDriverFlags(fs *flag.FlagSet) {
-	f.owner, f.apply = map[string]string{}, map[string]func(*Config) error{}
+	f.owner, f.apply = map[string][]string{}, map[string]func(*Config) error{}
 	for _, scheme := range Schemes() {
 		d, _ := Lookup(scheme)
 		fd, ok := d.(FlagDeclarer)
@@ -140,8 +147,13 @@ func (f *Flags) declareDriverFlags(fs *flag.FlagSet) {
 		own := flag.NewFlagSet(scheme, flag.ContinueOnError)
 		f.apply[scheme] = fd.DeclareFlags(own)
 		own.VisitAll(func(fl *flag.Flag) {
-			fs.Var(fl.Value, fl.Name, fl.Usage)
-			f.owner[fl.Name] = scheme
+			if prev := fs.Lookup(fl.Name); prev != nil {
+				// A flag another driver declared too: setting it sets both drivers' values.
+				prev.Value = sharedValue{prev.Value, fl.Value}
+			} else {
+				fs.Var(fl.Value, fl.Name, fl.Usage)
+			}
+			f.owner[fl.Name] = append(f.owner[fl.Name], scheme)
 		})
 	}
 }
@@ -190,9 +202,23 @@ func (f *Flags) Config() (*Config, error) {
 	if cfg.TargetName == "" {
 		cfg.TargetName = info.TargetName
 	}
+	if f.TLS.CAFile != "" {
+		if target.Scheme == "zmq" {
+			return nil, errors.New("--tls-ca: zmq:// has no TLS (ZeroMQ's own security is CURVE, see docs/tls.md)")
+		}
+		if cfg.TLS, err = ClientTLS(f.TLS, target.Address); err != nil {
+			return nil, err
+		}
+	} else {
+		for _, n := range []string{"tls-server-name", "tls-version", "tls-resume"} {
+			if f.set[n] {
+				return nil, fmt.Errorf("--%s applies with --tls-ca only", n)
+			}
+		}
+	}
 	for name := range f.set {
-		if scheme, ok := f.owner[name]; ok && scheme != target.Scheme {
-			return nil, fmt.Errorf("--%s applies only to %s:// targets, not %s://", name, scheme, target.Scheme)
+		if schemes, ok := f.owner[name]; ok && !slices.Contains(schemes, target.Scheme) {
+			return nil, fmt.Errorf("--%s applies only to %s:// targets, not %s://", name, strings.Join(schemes, ":// and "), target.Scheme)
 		}
 	}
 	if apply := f.apply[target.Scheme]; apply != nil {
@@ -452,4 +478,16 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// sharedValue is a flag two drivers declare under one name.
+type sharedValue [2]flag.Value
+
+func (v sharedValue) String() string { return v[0].String() }
+
+func (v sharedValue) Set(s string) error {
+	if err := v[0].Set(s); err != nil {
+		return err
+	}
+	return v[1].Set(s)
 }

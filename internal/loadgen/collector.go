@@ -148,7 +148,7 @@ func (c *collector) tick(now time.Time, final bool) {
 	c.lastTick = now
 	rate := 0.0
 	if span > 0 {
-		rate = float64(reqs) / span.Seconds()
+		rate = record.SuccessRPS(reqs, errs, span.Seconds())
 	}
 	if l := c.e.opts.Live; l != nil {
 		clear(c.live)
@@ -173,7 +173,7 @@ func (c *collector) tick(now time.Time, final bool) {
 		last.Requests += reqs
 		last.Errors += errs
 		last.span += span
-		last.ThroughputRPS = round3(float64(last.Requests) / last.span.Seconds())
+		last.ThroughputRPS = round3(record.SuccessRPS(last.Requests, last.Errors, last.span.Seconds()))
 		last.P50Ms, last.P99Ms = ms2(c.prevLat, 50), ms2(c.prevLat, 99)
 		last.SchedulerLagMaxMs = max(last.SchedulerLagMaxMs, lagMs(lagMax))
 		p := &c.points[len(c.points)-1]

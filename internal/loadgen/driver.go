@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -99,6 +100,10 @@ type Config struct {
 	Labels         map[string]string
 	// Options are driver-specific settings (e.g. "metrics_url" for the ZeroMQ sink count).
 	Options map[string]string
+	// TLS, when set, makes every connection TLS (--tls-ca). The lean event-loop clients work on
+	// raw sockets, which need kernel TLS to carry TLS records; this kernel has none (docs/tls.md),
+	// so TLS runs take each driver's crypto/tls path.
+	TLS *tls.Config
 }
 
 // Open reports whether the run uses the open model.

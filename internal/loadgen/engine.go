@@ -216,11 +216,24 @@ func (e *engine) run(parent context.Context) (*Result, error) {
 	}()
 
 	// In the open model one pacer goroutine hands tickets to the synchronous workers at their
-	// due time; pipelined connections claim their own.
+	// due time; pipelined connections claim their own. Without synchronous workers there is no
+	// pacer: it would claim tickets nobody takes and hold the last one until the run is cancelled.
+	synchronous := false
+	for _, j := range jobs {
+		if j.group == nil && j.worker != nil {
+			synchronous = true
+		}
+	}
 	var tickets chan Ticket
-	if cfg.Open() {
+	dispatched := make(chan struct{})
+	if cfg.Open() && synchronous {
 		tickets = make(chan Ticket)
-		go e.dispatch(tickets)
+		go func() {
+			defer close(dispatched)
+			e.dispatch(tickets)
+		}()
+	} else {
+		close(dispatched)
 	}
 	var wg sync.WaitGroup
 	for i, j := range jobs {
@@ -263,6 +276,11 @@ wait:
 			break wait
 		}
 	}
+	// The pacer may still hold a ticket it could not hand out when the run was cancelled: it
+	// counts it as unsent before it returns, and the result must include it. Every worker has
+	// returned by now, so cancelling releases a pacer still waiting to hand one out.
+	e.cancel()
+	<-dispatched
 	close(colStop)
 	<-colDone
 	return e.result(col)
@@ -360,11 +378,14 @@ func (e *engine) dispatch(out chan<- Ticket) {
 			return
 		}
 		if e.clock.SleepUntil(ctx, t.Intended) != nil {
+			e.recorders[0].abandon(t, e.clock.Now(), false)
 			return
 		}
 		select {
 		case out <- t:
 		case <-ctx.Done():
+			// Every worker was still busy when the run ended: this ticket was never sent.
+			e.recorders[0].abandon(t, e.clock.Now(), false)
 			return
 		}
 	}
@@ -416,7 +437,7 @@ func (e *engine) runWorker(s slot, w Worker, rec *recorder, tickets <-chan Ticke
 		rec.inflight.Add(-1)
 		if err != nil && ctx.Err() != nil {
 			// The run was cancelled under this request: it neither succeeded nor failed.
-			rec.abandon()
+			rec.abandon(t, end, true)
 			return
 		}
 		rec.record(t, now, end, err)
@@ -524,9 +545,9 @@ func (p *Pipe) Done(t Ticket, start, end time.Time, err error) {
 }
 
 // Abandon releases a claimed ticket whose request never finished because the run ended.
-func (p *Pipe) Abandon(Ticket) {
+func (p *Pipe) Abandon(t Ticket) {
 	p.rec.inflight.Add(-1)
-	p.rec.abandon()
+	p.rec.abandon(t, p.e.clock.Now(), true)
 }
 
 // Aborted is closed when the run ends early.

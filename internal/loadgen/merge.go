@@ -133,6 +133,7 @@ func Merge(parts []*Result) (*Result, error) {
 		r.Requests += p.Requests
 		r.Errors += p.Errors
 		r.Incomplete += p.Incomplete
+		r.Unsent += p.Unsent
 		for code, n := range p.ErrorsByCode {
 			r.ErrorsByCode[code] += n
 		}
@@ -189,7 +190,7 @@ func Merge(parts []*Result) (*Result, error) {
 	dur := end - start
 	r.DurationS = round3(dur)
 	if dur > 0 {
-		r.ThroughputRPS = round3(float64(r.Requests) / dur)
+		r.ThroughputRPS = round3(record.SuccessRPS(r.Requests, r.Errors, dur))
 		r.ClientCPUPercent = round3(100 * r.ClientCPUSeconds / dur)
 	}
 

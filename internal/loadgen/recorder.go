@@ -31,7 +31,8 @@ type recorder struct {
 	liveOK    int64
 	liveCodes map[string]int64
 
-	incomplete int64 // in flight when the run ended; neither success nor error
+	incomplete int64 // measured, in flight or held unsent when the run ended; neither success nor error
+	unsent     int64 // the part of incomplete that was claimed but never sent
 	inflight   atomic.Int64
 	_          [64]byte // keep the next worker's hot fields off this cache line
 }
@@ -110,9 +111,25 @@ func (r *recorder) countCode(m map[string]int64, code string) {
 	m[code]++
 }
 
-func (r *recorder) abandon() {
+// abandon counts a ticket the run ended under: in flight (sent) or claimed and never sent. In the
+// open model a measured one enters the latency with the time from its intended send to now, the
+// end of the run; a warm-up one, or any in the closed model (which has no schedule to miss),
+// is dropped.
+func (r *recorder) abandon(t Ticket, now time.Time, sent bool) {
+	if !t.Measured {
+		return
+	}
 	r.mu.Lock()
 	r.incomplete++
+	if !sent {
+		r.unsent++
+	}
+	if r.open {
+		// The live histogram gets it too, so that a dashboard's latency holds the same requests
+		// as the result's.
+		recordDuration(r.latency, now.Sub(t.Intended))
+		recordDuration(r.iv.latency, now.Sub(t.Intended))
+	}
 	r.mu.Unlock()
 }
 

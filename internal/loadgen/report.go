@@ -60,7 +60,7 @@ func WriteText(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "  Errors: %d (%s)\n", r.Errors, fmtCodes(r.ErrorsByCode))
 	}
 	if r.Incomplete > 0 {
-		fmt.Fprintf(w, "  Incomplete (in flight at the end): %d\n", r.Incomplete)
+		fmt.Fprintf(w, "  Incomplete (never sent, or in flight at the end): %d (unsent %d)\n", r.Incomplete, r.Unsent)
 	}
 	fmt.Fprintf(w, "Requests/sec: %10.2f\n", r.ThroughputRPS)
 	if r.DurationS > 0 {

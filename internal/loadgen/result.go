@@ -28,7 +28,6 @@ type Result struct {
 	Workers   int               `json:"workers"`            // goroutines driving requests: workers, pipelines or event loops
 	Args      []string          `json:"args,omitempty"`     // the command line, for reproducing the run
 
-	Incomplete    int64            `json:"incomplete"` // in flight when the run ended
 	ErrorsByCode  map[string]int64 `json:"errors_by_code"`
 	BytesSent     int64            `json:"bytes_sent"`
 	BytesReceived int64            `json:"bytes_received"`
@@ -155,6 +154,9 @@ func (e *engine) result(c *collector) (*Result, error) {
 	r.StartUnix = float64(ms.UnixNano()) / 1e9
 	r.EndUnix = float64(ms.Add(dur).UnixNano()) / 1e9
 
+	// The run ends now: requests the schedule held that were never answered count from their
+	// intended send time to this moment (see unanswered).
+	runEnd := e.clock.Now()
 	lat, svc := NewHistogram(), NewHistogram()
 	var lag *hdr.Histogram
 	if cfg.Open() {
@@ -170,10 +172,16 @@ func (e *engine) result(c *collector) (*Result, error) {
 		r.Requests += rec.requests
 		r.Errors += rec.errors
 		r.Incomplete += rec.incomplete
+		r.Unsent += rec.unsent
 		for code, n := range rec.codes {
 			r.ErrorsByCode[code] += n
 		}
 		rec.mu.Unlock()
+	}
+	if cfg.Open() && !r.Aborted && e.started.Load() {
+		n := e.unclaimed(lat, runEnd)
+		r.Unsent += n
+		r.Incomplete += n
 	}
 	r.latency, r.service = lat, svc
 	r.Workers = e.goroutines
@@ -218,7 +226,7 @@ func (e *engine) result(c *collector) (*Result, error) {
 		}
 	}
 	if dur > 0 {
-		r.ThroughputRPS = round3(float64(r.Requests) / dur.Seconds())
+		r.ThroughputRPS = round3(record.SuccessRPS(r.Requests, r.Errors, dur.Seconds()))
 	}
 
 	// Flags say why a number should not be taken at face value.
@@ -227,6 +235,9 @@ func (e *engine) result(c *collector) (*Result, error) {
 		if planned > 0 && float64(r.Requests) < 0.95*float64(planned) {
 			r.Flags = append(r.Flags, record.FlagRateNotMet)
 		}
+	}
+	if r.Incomplete > 0 && float64(r.Incomplete) > record.IncompleteFlagFraction*float64(r.Requests+r.Incomplete) {
+		r.Flags = append(r.Flags, record.FlagIncomplete)
 	}
 	if r.Requests > 0 && float64(r.Errors) > 0.01*float64(r.Requests) {
 		r.Flags = append(r.Flags, record.FlagErrors)
@@ -280,4 +291,28 @@ func (e *engine) settledServerCount(sc ServerCounter) (int64, error) {
 		last = n
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// unclaimed records the measured tickets of an open schedule that no worker ever claimed (the
+// schedule ran past the point where workers could keep up, or every worker was stuck on a
+// server that stopped answering): each goes into lat with the time from its intended send to
+// runEnd, so a stall cannot shorten the latency by hiding the requests it kept from being sent.
+// It returns how many there were.
+func (e *engine) unclaimed(lat *hdr.Histogram, runEnd time.Time) int64 {
+	s := e.sched
+	total := s.pacer.Hits()
+	var n int64
+	for i := min(s.Issued(), total); i < total; i++ {
+		due, ok := s.pacer.Due(i)
+		if !ok {
+			break
+		}
+		intended := s.start.Add(due)
+		if intended.Before(s.measureStart) {
+			continue
+		}
+		recordDuration(lat, runEnd.Sub(intended))
+		n++
+	}
+	return n
 }

@@ -1,5 +1,5 @@
 // Package record holds the normalized record every measurement becomes, whatever tool made it,
-// so that one step measured by protobench, ghz, wrk or k6 can be compared field by field. It is a
+// so that one step measured by any tool of internal/tool can be compared field by field. It is a
 // leaf: it imports nothing of ours, so the load generator, the tool adapters, the runner and the
 // results writer can all share it without importing each other.
 package record
@@ -20,7 +20,21 @@ const (
 	// disjoint cpusets (a swarm run on a single node: swarm has no cpuset), so that the two
 	// competed for the same cores within their CPU quotas.
 	FlagSharedCores = "shared-cores"
+	// FlagBusyHost marks a run during whose window processes other than ours (not the run's
+	// server, tool or observability containers) used a share of the server's or the tool's
+	// cores at or above results.BusyHostPercent (CoreTime.OthersPercent): something else on
+	// the machine competed with the measurement.
+	FlagBusyHost = "busy-host"
+	// FlagIncomplete marks an open-model run where more than IncompleteFlagFraction of the
+	// requests scheduled in the measured window were never sent, or were still unanswered when
+	// the run ended: they are in the latency (from their intended send time to the end of the
+	// run) but neither in Requests nor in Errors.
+	FlagIncomplete = "incomplete"
 )
+
+// IncompleteFlagFraction is the share of scheduled requests left incomplete above which a run
+// carries FlagIncomplete.
+const IncompleteFlagFraction = 0.001
 
 // Latency is a latency summary in milliseconds.
 type Latency struct {
@@ -39,13 +53,19 @@ type Record struct {
 	Step     string `json:"step"`
 	Repeat   int    `json:"repeat"`
 
-	Target       string  `json:"target"` // server name: grpc, rest, netrpc, zeromq, python-grpc
-	Tool         string  `json:"tool"`   // protobench, ghz, wrk, k6
-	Method       string  `json:"method"`
-	Model        string  `json:"model"` // closed or open
-	Connections  int     `json:"connections"`
-	Concurrency  int     `json:"concurrency"`
-	Rate         float64 `json:"rate"` // target requests per second in the open model, 0 when closed
+	Target      string  `json:"target"` // server name: a target registry entry (internal/targets) or a custom one
+	Tool        string  `json:"tool"`   // a tool adapter's name (internal/tool: tool.Names())
+	Method      string  `json:"method"`
+	Model       string  `json:"model"` // closed or open
+	Connections int     `json:"connections"`
+	Concurrency int     `json:"concurrency"`
+	Rate        float64 `json:"rate"` // target requests per second in the open model, 0 when closed
+	// LoadPercent and CapacityRPS are set on a latency-at-equal-load run (scenario rate_from):
+	// Rate is LoadPercent % of CapacityRPS, the capacity the slowest target reached in
+	// CapacityStep earlier in the same run.
+	LoadPercent  float64 `json:"load_percent,omitempty"`
+	CapacityRPS  float64 `json:"capacity_rps,omitempty"`
+	CapacityStep string  `json:"capacity_step,omitempty"`
 	PayloadBytes int     `json:"payload_bytes"`
 	// InFlight is the step's requests in flight when it set in_flight (0 otherwise); Topology
 	// says in words how they sat on connections. HTTPVersion and Encoding are set for HTTP
@@ -57,9 +77,16 @@ type Record struct {
 	DurationS   float64 `json:"duration_s"` // measured window, warm-up excluded
 
 	// Requests counts every completed request, failed ones included; Errors is the failed part.
+	// ThroughputRPS counts successful requests only: (Requests − Errors) / DurationS.
 	Requests      int64   `json:"requests"`
 	Errors        int64   `json:"errors"`
 	ThroughputRPS float64 `json:"throughput_rps"`
+	// Incomplete counts the open model's requests scheduled in the measured window that neither
+	// succeeded nor failed: Unsent of them were never sent (the schedule outran the generator,
+	// or the server stopped answering), the rest were in flight when the run ended. Each is in
+	// LatencyMs with the time from its intended send to the end of the run.
+	Incomplete int64 `json:"incomplete"`
+	Unsent     int64 `json:"unsent,omitempty"`
 	// LatencyMs is what the user saw: in the open model it counts from the intended send time
 	// (corrected for coordinated omission). ServiceTimeMs counts from the actual send.
 	LatencyMs     Latency  `json:"latency_ms"`
@@ -72,7 +99,11 @@ type Record struct {
 	ClientCPUPercentOfCap  float64 `json:"client_cpu_percent_of_cap"`
 	// ServerGOMAXPROCS is what a Go server's runtime reported during the step (0 for Python):
 	// it should equal the server's CPU quota, or the server schedules more threads than it may run.
-	ServerGOMAXPROCS    int     `json:"server_gomaxprocs,omitempty"`
+	ServerGOMAXPROCS int `json:"server_gomaxprocs,omitempty"`
+	// ServerGOMAXPROCSSet is the GOMAXPROCS the engine gave a Go server: on swarm, which has
+	// no cpuset, its CPU limit rounded up (0 where the engine left it to Go, as compose does:
+	// there the cpuset bounds what Go sees).
+	ServerGOMAXPROCSSet int     `json:"server_gomaxprocs_set,omitempty"`
 	CPUMicrosPerRequest float64 `json:"cpu_us_per_request"`
 
 	Flags []string `json:"flags"`
@@ -98,19 +129,50 @@ type Record struct {
 	// it charged to the container, and it grows with the packets a protocol needs per request.
 	ServerCores *CoreTime `json:"server_cores,omitempty"`
 	ClientCores *CoreTime `json:"client_cores,omitempty"`
+	// TLS is what the server's handshakes negotiated in a TLS run (nil for cleartext).
+	TLS *TLSState `json:"tls,omitempty"`
+	// ServerCoreMicrosPerRequest is the server's cores' whole cost per request: their busy time
+	// (user + system + softirq + irq, less the observability stack's CPU when it shared them)
+	// in µs per completed request. CPUMicrosPerRequest counts only the container's own CPU, and
+	// misses the kernel's packet work on its core that is charged to no one.
+	ServerCoreMicrosPerRequest float64 `json:"server_core_us_per_request,omitempty"`
 
 	StartUnix float64 `json:"start_unix"` // measurement window, for Prometheus queries and Grafana links
 	EndUnix   float64 `json:"end_unix"`
 }
 
 // CoreTime is how a set of cores spent a window, each mode as a percentage of their time
-// (the modes add up to 100). Other is nice, iowait, irq and steal together.
+// (the modes add up to 100). Other is nice, iowait and steal together (and irq in records
+// written before IrqPercent existed): time the cores were not doing the server's work.
 type CoreTime struct {
 	UserPercent    float64 `json:"user_percent"`
 	SystemPercent  float64 `json:"system_percent"`
 	SoftirqPercent float64 `json:"softirq_percent"`
+	IrqPercent     float64 `json:"irq_percent"`
 	IdlePercent    float64 `json:"idle_percent"`
 	OtherPercent   float64 `json:"other_percent"`
+	// OthersPercent is the share of the cores' time that processes other than ours used:
+	// their user, nice and system time less the CPU of our containers on them (cAdvisor), nil
+	// where that could not be read. Kernel work outside any process (softirq, irq) is left
+	// out: our own traffic's packet handling lands there.
+	OthersPercent *float64 `json:"others_percent,omitempty"`
+	// BusySeconds is user + system + softirq + irq in CPU-seconds over the window, summed over
+	// the cores; ObservabilitySeconds is the observability stack's container CPU in the window
+	// when it sat on these cores (0 otherwise), which BusyPercent leaves out.
+	BusySeconds          float64 `json:"busy_seconds,omitempty"`
+	ObservabilitySeconds float64 `json:"observability_seconds,omitempty"`
+	// BusyPercent is the cores' busy share less the observability stack's: the share of their
+	// time spent on the server and the kernel's work for it.
+	BusyPercent float64 `json:"busy_percent,omitempty"`
+}
+
+// Busy is the cores' busy share in percent (BusyPercent, or the modes' sum in a record that
+// predates it): steal, iowait and nice are not the server's work and never count.
+func (c CoreTime) Busy() float64 {
+	if c.BusyPercent > 0 {
+		return c.BusyPercent
+	}
+	return c.UserPercent + c.SystemPercent + c.SoftirqPercent + c.IrqPercent
 }
 
 // Valid reports whether a record holds a measurement (it did not fail).
@@ -142,6 +204,22 @@ func (r Record) HasFlag(flag string) bool {
 	return false
 }
 
+// Successes is the count of requests that succeeded.
+func (r Record) Successes() int64 {
+	if r.Errors >= r.Requests {
+		return 0
+	}
+	return r.Requests - r.Errors
+}
+
+// SuccessRPS is the throughput of successful requests over a window of seconds.
+func SuccessRPS(requests, errors int64, seconds float64) float64 {
+	if seconds <= 0 || requests <= errors {
+		return 0
+	}
+	return float64(requests-errors) / seconds
+}
+
 // ErrorFraction is the share of requests that failed. Requests counts every completed request,
 // failed ones included; if a tool reported fewer requests than errors, the two are added.
 func (r Record) ErrorFraction() float64 {
@@ -152,4 +230,25 @@ func (r Record) ErrorFraction() float64 {
 		return float64(r.Errors) / float64(r.Requests)
 	}
 	return float64(r.Errors) / float64(r.Requests+r.Errors)
+}
+
+// TLSState is a TLS run as its server recorded it (its /metrics handshake counters): what was
+// negotiated, how often connections shook hands in the measured window, and the server CPU a
+// handshake cost (sampled on a locked thread; 0 where not measured).
+type TLSState struct {
+	Version string `json:"version"`          // e.g. TLS 1.3
+	Cipher  string `json:"cipher"`           // e.g. TLS_AES_128_GCM_SHA256
+	Curve   string `json:"curve"`            // key exchange, e.g. X25519MLKEM768
+	ALPN    string `json:"alpn,omitempty"`   // h2, http/1.1, or empty (net/rpc)
+	Source  string `json:"source,omitempty"` // where the figures come from, when not the server's counters
+	// Handshakes counts the server's completed handshakes from its start (warm-up included),
+	// Resumed those that resumed a session.
+	Handshakes float64 `json:"handshakes"`
+	Resumed    float64 `json:"resumed"`
+	// HandshakesPerSec is over the measured window.
+	HandshakesPerSec float64 `json:"handshakes_per_sec"`
+	// CPUUsFull and CPUUsResumed are server CPU microseconds per handshake.
+	CPUUsFull    float64 `json:"cpu_us_per_full_handshake,omitempty"`
+	CPUUsResumed float64 `json:"cpu_us_per_resumed_handshake,omitempty"`
+	Failures     float64 `json:"handshake_failures,omitempty"`
 }

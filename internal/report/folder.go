@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/protobench/protobench/internal/hostinfo"
+	"github.com/protobench/protobench/internal/hostspeed"
 
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/results"
@@ -42,6 +43,14 @@ type RunInfo struct {
 	Notes         []string        `json:"notes"`
 	PrometheusURL string          `json:"prometheus_url"`
 	GrafanaURL    string          `json:"grafana_url"`
+	PlanFlags     *struct {
+		Quick  bool     `json:"quick"`
+		Repeat int      `json:"repeat"`
+		Only   string   `json:"only"`
+		Tools  []string `json:"tools"`
+		Seed   uint64   `json:"seed"`
+	} `json:"plan_flags"`
+	HostSpeed *hostspeed.Record `json:"host_speed"`
 }
 
 // Folder is one results folder read back: what every report and comparison starts from.
@@ -125,7 +134,13 @@ func plan(dir string, run RunInfo) (*scenario.Plan, error) {
 	if cores <= 0 {
 		cores = run.Host.Cores
 	}
-	return sc.Plan(scenario.PlanOptions{Quick: run.Quick, Cores: cores})
+	opts := scenario.PlanOptions{Quick: run.Quick, Cores: cores}
+	if pf := run.PlanFlags; pf != nil {
+		// The same repeats and order as the run had; --only and --tools are left out so that
+		// records of earlier partial runs in the folder still find their steps.
+		opts.Repeat, opts.Seed = pf.Repeat, pf.Seed
+	}
+	return sc.Plan(opts)
 }
 
 func rawFiles(dir string) []string {

@@ -25,20 +25,38 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 {{with .Description}}<p>{{.}}</p>{{end}}
 {{with .Status}}<p class="status">{{.}}</p>{{end}}
 {{with .PlanNote}}<p class="status">{{.}}</p>{{end}}
-<nav>{{range .Sections}}<a href="#{{.ID}}">{{.Name}}</a>{{end}}{{if .CPU}}<a href="#cpu">CPU per request</a>{{end}}{{if .Published}}<a href="#published">published vs ours</a>{{end}}<a href="#flags">flags</a><a href="#raw">raw files</a><a href="#run">run</a></nav>
+{{with .Answer}}<section id="answer"><h2>The answer</h2><ul>
+<li><b>Throughput, {{.Pair}}</b> (<a href="#ratios">{{.Step}}</a>): {{.Paired}} paired; unpaired {{.Unpaired}}.{{with .Flags}} <b>Rests on flagged runs: {{.}}.</b>{{end}}</li>
+<li><b>Latency at equal load</b> (<a href="#{{$.EqualLoadID}}">table</a>): {{.Latency}}</li>
+{{range .Why}}<li>Why: {{.Text}} (<a href="#{{.Anchor}}">detail</a>)</li>{{end}}
+</ul></section>{{end}}
+<nav>{{if .Answer}}<a href="#answer">answer</a><a href="#ratios">ratios</a>{{end}}{{if or .EqualLoad .NoEqualLoad}}<a href="#{{.EqualLoadID}}">latency at equal load</a>{{end}}{{range .Sections}}<a href="#{{.ID}}">{{.Name}}</a>{{end}}{{if .CPU}}<a href="#cpu">CPU per request</a>{{end}}{{if .Published}}<a href="#published">published vs ours</a>{{end}}<a href="#flags">flags</a><a href="#raw">raw files</a><a href="#run">run</a></nav>
+{{if .Ratios}}<section id="ratios"><h2>Ratios between targets</h2>
+<p>One target over the step's baseline, same tool. Paired: the geometric mean of the ratios of the two targets' runs in the same repeat (run one after the other, in shuffled order), with a t interval on the log ratios. Unpaired: the ratio of geometric means over all repeats, with Welch's t interval on the logs. Each interval says its method, coverage and n. Flags are those of the runs beneath the ratio.</p>
+<table><tr><th>Step</th><th>Tool</th><th>Ratio</th><th>Throughput, paired</th><th>Throughput, unpaired</th><th>p99, paired</th><th>p99, unpaired</th><th>Flags beneath</th></tr>
+{{range .Ratios}}<tr><td><a href="#{{.StepID}}">{{.Step}}</a></td><td>{{.Tool}}</td><td>{{.Pair}}</td><td class="n">{{.RPSPaired}}</td><td class="n">{{.RPS}}</td><td class="n">{{.P99Paired}}</td><td class="n">{{.P99}}</td><td>{{if .Flags}}<b>{{.Flags}}</b>{{end}}</td></tr>
+{{end}}</table></section>{{end}}
+{{with .NoEqualLoad}}<section id="{{$.EqualLoadID}}"><h2>Latency at equal load</h2><p>Latency at equal load is {{.}}</p></section>{{end}}
 <section id="run"><h2>Where it ran</h2>
 <table>{{range .Meta}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>
 {{if .Images}}<details><summary>{{len .Images}} images</summary><table>{{range .Images}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table></details>{{end}}
 {{if .Notes}}<h3>Notes</h3><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </section>
+{{with .EqualLoad}}<section id="{{.ID}}"><h2>Latency at equal load</h2>
+<p>{{.Intro}}</p>
+<div class="grid">{{range .Charts}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>{{end}}</div>
+<table><tr><th>Load</th><th>Offered req/s</th><th>Target</th><th>n</th><th>Achieved req/s</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>CPU µs/req</th><th title="the server's cores' busy time (user, system, softirq, irq) per request">core µs/req</th><th>Incomplete</th><th>Flags</th></tr>
+{{range .Rows}}<tr><td class="n">{{.Load}}</td><td class="n">{{.Offered}}</td><td>{{.Target}}</td><td class="n">{{.N}}</td><td class="n">{{.Achieved}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="n">{{.P999}}</td><td class="n">{{.CPU}}</td><td class="n">{{.Core}}</td><td class="n">{{.Incomplete}}</td><td>{{.Flags}}</td></tr>
+{{end}}</table>
+</section>{{end}}
 {{range .Sections}}
 <section id="{{.ID}}">
 <h2>{{.Name}} {{if .Headline}}<span class="badge">headline</span>{{end}}{{if .Matrix}}<span class="badge">matrix</span>{{end}}</h2>
 {{with .Description}}<p>{{.}}</p>{{end}}
 {{with .Workload}}<p class="muted">{{.}}</p>{{end}}
 <div class="grid">{{range .Charts}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>{{end}}</div>
-<table><tr><th>Step</th><th>Target</th><th>Tool</th><th>Workload</th><th>n</th><th>req/s (95 % CI)</th><th>p99 ms (95 % CI)</th><th>CPU µs/req</th><th title="how the server's cores spent the window (node-exporter), medians over the repeats; softirq is the kernel's deferred work, mostly packet handling">server cores % user / sys / softirq / idle</th><th>Flags</th></tr>
-{{range .Variants}}<tr id="{{.ID}}"><td>{{.Name}}</td><td>{{.Target}}</td><td>{{.Tool}}</td><td>{{.Workload}}</td><td class="n">{{.N}}</td><td class="n">{{.Throughput}}</td><td class="n">{{.P99}}</td><td class="n">{{.CPU}}</td><td class="n">{{.Cores}}</td><td>{{.Flags}}</td></tr>
+<table><tr><th>Step</th><th>Target</th><th>Tool</th><th>Workload</th><th>n</th><th>req/s (interval)</th><th>p99 ms (interval)</th><th>Interval of the median</th><th>CPU µs/req</th><th title="how the server's cores spent the window (node-exporter), medians over the repeats; softirq is the kernel's deferred work, mostly packet handling">server cores % user / sys / softirq / idle</th><th>Flags</th></tr>
+{{range .Variants}}<tr id="{{.ID}}"><td>{{.Name}}</td><td>{{.Target}}</td><td>{{.Tool}}</td><td>{{.Workload}}</td><td class="n">{{.N}}</td><td class="n">{{.Throughput}}</td><td class="n">{{.P99}}</td><td>{{.Interval}}</td><td class="n">{{.CPU}}</td><td class="n">{{.Cores}}</td><td>{{.Flags}}</td></tr>
 {{end}}</table>
 {{if .Spectra}}<h3>Latency spectrum</h3><div class="grid">{{range .Spectra}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>{{end}}</div>{{end}}
 <h3>Per second</h3>
@@ -48,7 +66,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 {{else}}
 <p>No step has a measurement yet.</p>
 {{end}}
-{{if .CPU}}<section id="cpu"><h2>Server CPU per request</h2><figure>{{.CPU}}<figcaption>Median over repeats of server CPU-seconds / requests, whiskers the 95 % interval; our generator's runs where it ran.</figcaption></figure></section>{{end}}
+{{if .CPU}}<section id="cpu"><h2>Server CPU per request</h2><figure>{{.CPU}}<figcaption>Median over repeats of server CPU-seconds / requests, whiskers the exact order-statistic interval of the median (75 % at n=3, 93.8 % at n=5); our generator's runs where it ran.</figcaption></figure></section>{{end}}
 {{if .Published}}<section id="published"><h2>Published vs ours</h2>
 <p>{{.PublishedHow}}</p>
 <table><tr><th>Figure</th><th>Measures</th><th>Published</th><th>Ours</th><th>Ours / published</th><th>Our step</th><th>Verdict</th><th>Note</th></tr>

@@ -60,6 +60,7 @@ type variantRow struct {
 	ID, Name, Target, Tool, Workload string
 	N                                int
 	Throughput, P99, CPU, Flags      string
+	Interval                         string // what the intervals are: order statistics, coverage, n
 	// Cores is how the server's cores spent the window: user / system / softirq / idle, in
 	// percent, medians over the repeats; empty where node-exporter did not tell.
 	Cores string
@@ -93,6 +94,7 @@ type page struct {
 	Notes              []string
 	PlanNote           string
 	Sections           []stepSection
+	EqualLoad          *equalLoadSection
 	CPU                template.HTML
 	PublishedTitle     string
 	PublishedHow       string
@@ -100,6 +102,10 @@ type page struct {
 	Differences        []string
 	Flags              []flagRow
 	Raw                []string
+	Answer             *answerBlock
+	Ratios             []ratioRow
+	EqualLoadID        string
+	NoEqualLoad        string // why the answer's latency line has no table to point to
 }
 
 // targetOrder fixes each target's colour across every chart of a page.
@@ -133,6 +139,12 @@ func buildPage(f *Folder) page {
 	p.Meta, p.Images = metadata(f)
 	p.Notes = f.Run.Notes
 	p.Sections = sections(f)
+	p.Answer, p.Ratios = answer(f)
+	p.EqualLoad = equalLoad(f)
+	p.EqualLoadID = results.EqualLoadAnchor
+	if p.EqualLoad == nil && p.Answer != nil {
+		p.NoEqualLoad = results.NoEqualLoad
+	}
 	p.CPU = cpuChart(f)
 	publishedTable(f, &p)
 	p.Flags = flagRows(f)
@@ -283,7 +295,7 @@ func sections(f *Folder) []stepSection {
 		for _, g := range b.groups {
 			s.Variants = append(s.Variants, variantRow{
 				ID: StepID(g.Step), Name: g.Step, Target: g.Target, Tool: g.Tool, Workload: workload(g, false),
-				N: g.Throughput.N, Throughput: withCI(g.Throughput), P99: withCI(g.P99),
+				N: g.Throughput.N, Throughput: withCI(g.Throughput), P99: withCI(g.P99), Interval: results.IntervalLabel(g.Throughput),
 				CPU: svgchart.FormatNumber(g.CPUMicrosPerRequest), Flags: flagText(g), Cores: serverCores(f, g),
 			})
 		}
@@ -297,7 +309,12 @@ func sections(f *Folder) []stepSection {
 }
 
 func workload(g *results.Group, matrix bool) string {
-	parts := []string{g.Method, g.Model}
+	model := g.Model
+	if model != "open" {
+		// A closed loop's latency is in-flight / throughput: say so wherever it shows.
+		model = "closed loop"
+	}
+	parts := []string{g.Method, model}
 	if !matrix {
 		parts = append(parts, fmt.Sprintf("%d conn × %d in flight", g.Connections, g.Concurrency))
 		if g.Rate > 0 {
@@ -335,7 +352,7 @@ func flagText(g *results.Group) string {
 }
 
 // barCharts draws a step without a matrix: one group per target, one bar per tool, with the
-// median's 95 % interval as whiskers (none with one repeat).
+// median's exact interval as whiskers (none with one repeat).
 func barCharts(b *baseStep) []figure {
 	return bars(b, func(g *results.Group) string { return g.Target }, func(g *results.Group) string { return g.Tool }, nil)
 }
@@ -388,7 +405,7 @@ func bars(b *baseStep, category, series func(*results.Group) string, colour func
 			}
 			c.Series = append(c.Series, s)
 		}
-		return figure{Caption: title + ": median over repeats, whiskers the 95 % interval of the median", SVG: template.HTML(c.SVG())}
+		return figure{Caption: title + ": median over repeats, whiskers the exact order-statistic interval of the median (its coverage and n in the table below)", SVG: template.HTML(c.SVG())}
 	}
 	return []figure{
 		mk(b.name+": throughput", "req/s", func(g *results.Group) stats.Summary { return g.Throughput }),
@@ -788,7 +805,7 @@ func cpuChart(f *Folder) template.HTML {
 }
 
 // publishedTable sets the article's figures beside ours with a verdict: whether the published
-// value lies inside our 95 % interval, or which way it differs.
+// value lies inside our interval of the median (its coverage printed), or which way it differs.
 func publishedTable(f *Folder, p *page) {
 	if f.Plan == nil || f.Plan.Scenario.Published == nil {
 		return
@@ -835,9 +852,9 @@ func verdict(f *Folder, r results.FigureRow) string {
 	case math.IsNaN(r.Ours):
 		return "no value of ours"
 	case ci.OK && ci.Contains(fig.Value):
-		return "consistent: the published value is inside our 95 % interval"
+		return "consistent: the published value is inside our interval of the median (" + ci.Label() + ")"
 	case ci.OK:
-		return dir + ": the published value is outside our 95 % interval"
+		return dir + ": the published value is outside our interval of the median (" + ci.Label() + ")"
 	}
 	return dir + " (one repeat: no interval to judge by)"
 }

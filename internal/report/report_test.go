@@ -1,6 +1,7 @@
 package report
 
 import (
+	"html"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -232,5 +233,39 @@ func TestFoldersFromEnv(t *testing.T) {
 			checkSelfContained(t, path)
 			browsertest.Check(t, path, filepath.Base(dir)+"-"+strings.TrimSuffix(name, ".html"))
 		}
+	}
+}
+
+// TestAnswerFirst: the page opens with the answer (the headline ratio paired and unpaired, each
+// with its method, coverage and n; latency at equal load or why there is none; why), and every
+// link of the answer leads to an element of the page.
+func TestAnswerFirst(t *testing.T) {
+	dir := reporttest.Folder(t, reporttest.Options{Jitter: 0.03})
+	if err := Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(data)
+	answer, run := strings.Index(page, `<section id="answer">`), strings.Index(page, `<section id="run">`)
+	if answer < 0 || run < 0 || answer > run {
+		t.Fatalf("the answer (at %d) does not come before where it ran (at %d)", answer, run)
+	}
+	block := html.UnescapeString(page[answer : strings.Index(page[answer:], "</section>")+answer])
+	for _, want := range []string{"Throughput, grpc / rest", "paired t on logs, 95.0 % at n=3 pairs", "Welch t on logs, 95.0 % at n=3+3",
+		"Latency at equal load", "not in this run", "Why: Server CPU per request"} {
+		if !strings.Contains(block, want) {
+			t.Errorf("answer lacks %q:\n%s", want, block)
+		}
+	}
+	for _, m := range regexp.MustCompile(`href="#([^"]+)"`).FindAllStringSubmatch(block, -1) {
+		if !strings.Contains(page, `id="`+m[1]+`"`) {
+			t.Errorf("the answer links to #%s, which the page lacks", m[1])
+		}
+	}
+	if !strings.Contains(page, "[min,max], 75.0 % at n=3") {
+		t.Error("the step tables do not say what their intervals are")
 	}
 }

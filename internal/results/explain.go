@@ -272,12 +272,12 @@ func writeCells(b *bytes.Buffer, s *Summary) {
 	for _, t := range s.Cells {
 		fmt.Fprintf(b, "## Where the difference comes from (%s)\n\n", t.BaseStep)
 		b.WriteString("The same method on the same servers, one transport or encoding changed at a time. " +
-			"Ratios divide by the first HTTP/1.1 + JSON cell; the interval bootstraps both sides.\n\n")
-		b.WriteString("| Cell | Topology | req/s (95 % CI) | p99 ms | CPU µs/req | req/s ratio (95 % CI) | CPU/req ratio |\n|---|---|---:|---:|---:|---:|---:|\n")
+			"Ratios divide by the first HTTP/1.1 + JSON cell, with Welch's t interval on the logs; each interval says its method, coverage and n.\n\n")
+		b.WriteString("| Cell | Topology | req/s (interval of the median) | p99 ms | CPU µs/req | req/s ratio (interval) | CPU/req ratio |\n|---|---|---:|---:|---:|---:|---:|\n")
 		for _, r := range t.Rows {
 			g := r.Group
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Label, orDash(g.Topology), fmtWithCI(g.Throughput),
-				fmtNum(g.P99.Median), fmtNum(g.CPUMicrosPerRequest), fmtRatioCI(r.Ratio, r.RatioCI), fmtRatio(r.CPUPerReqRel))
+				fmtNum(g.P99.Median), fmtNum(g.CPUMicrosPerRequest), fmtRatioLabelled(r.Ratio, r.RatioCI), fmtRatio(r.CPUPerReqRel))
 		}
 		if t.Reading != "" {
 			b.WriteString("\n" + t.Reading + "\n")

@@ -95,6 +95,7 @@ func FromRun(plan *scenario.Plan, run scenario.Run) record.Record {
 		Scenario: name, Step: run.Step, Repeat: run.Repeat,
 		Target: run.Target, Tool: run.Tool, Method: run.Method, Model: run.Model,
 		Connections: run.Connections, Concurrency: run.Concurrency, Rate: run.Rate,
+		LoadPercent: run.LoadPercent, CapacityStep: run.CapacityStep,
 		PayloadBytes: run.PayloadBytes, DurationS: run.Duration.Seconds(),
 		InFlight: run.InFlight, Topology: run.TopologyText(),
 		HTTPVersion: run.HTTPVersion, Encoding: run.Encoding,

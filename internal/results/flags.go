@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/protobench/protobench/internal/record"
@@ -15,11 +16,18 @@ const (
 	// SaturatedPercent is the share of its CPU cap at which a side counts as the bottleneck; a
 	// closed-loop step where neither side reaches it flags "unsaturated".
 	SaturatedPercent = 90
+	// BusyHostPercent is the share of the server's or the tool's cores that processes other
+	// than ours may use in a run's window before it is flagged "busy-host". A process taking
+	// 10 % of the server's core can take about as much of its throughput: the size of the
+	// spread the noisy flag calls noise (NoisyCVMax), and so the least that compare could
+	// mistake for a difference. A quiet host stays well below it (docs/testing.md has the
+	// figures): dockerd, containerd's shims and the runner's docker calls take a few percent.
+	BusyHostPercent = 10
 )
 
 // flagOrder is the order flags print in: the ones that invalidate a number first.
 var flagOrder = map[string]int{
-	record.FlagFailed: 0, record.FlagErrors: 1, record.FlagRateNotMet: 2, record.FlagClientBound: 3, record.FlagThrottled: 4, record.FlagUnsaturated: 5, record.FlagNoisy: 6,
+	record.FlagFailed: 0, record.FlagErrors: 1, record.FlagRateNotMet: 2, record.FlagClientBound: 3, record.FlagThrottled: 4, record.FlagUnsaturated: 5, record.FlagBusyHost: 6, record.FlagNoisy: 7,
 }
 
 // ApplyFlags sets the flags that follow from the records themselves: errors and rate-not-met
@@ -29,14 +37,17 @@ var flagOrder = map[string]int{
 func ApplyFlags(recs []record.Record) {
 	for i := range recs {
 		r := &recs[i]
-		r.Flags = without(r.Flags, record.FlagErrors, record.FlagRateNotMet, record.FlagNoisy, record.FlagUnsaturated)
+		r.Flags = without(r.Flags, record.FlagErrors, record.FlagRateNotMet, record.FlagNoisy, record.FlagUnsaturated, record.FlagBusyHost)
 		if !r.Valid() {
 			continue
+		}
+		if BusyHost(*r) {
+			r.Flags = append(r.Flags, record.FlagBusyHost)
 		}
 		if r.ErrorFraction() > ErrorFractionMax {
 			r.Flags = append(r.Flags, record.FlagErrors)
 		}
-		if r.Model == "open" && r.Rate > 0 && r.ThroughputRPS < RateMetMin*r.Rate {
+		if r.Model == "open" && r.Rate > 0 && achieved(*r) < RateMetMin*r.Rate {
 			r.Flags = append(r.Flags, record.FlagRateNotMet)
 		}
 		if unsaturated(*r) {
@@ -68,7 +79,8 @@ func ApplyFlags(recs []record.Record) {
 
 // unsaturated reports a closed-loop record whose server and client both stayed below
 // SaturatedPercent of their CPU caps, while the server's cores, where the record says how they
-// spent the window, had a tenth or more of their time idle. Then the step's in-flight
+// spent the window, were busy (user, system, softirq and irq, less the observability stack's
+// CPU when it shared them; never steal, iowait or nice) less than SaturatedPercent of it. Then the step's in-flight
 // requests, not either side's capacity, set the throughput, and the figure is a round-trip
 // measurement. A server core busy beyond SaturatedPercent is full even when the container's
 // own share is lower: the kernel's packet work on that core (softirq) is not all charged to the
@@ -78,10 +90,19 @@ func unsaturated(r record.Record) bool {
 	if r.Model == "open" || r.ServerCPUPercentOfCap <= 0 || r.ClientCPUPercentOfCap <= 0 {
 		return false
 	}
-	if c := r.ServerCores; c != nil && 100-c.IdlePercent >= SaturatedPercent {
+	if c := r.ServerCores; c != nil && c.Busy() >= SaturatedPercent {
 		return false
 	}
 	return r.ServerCPUPercentOfCap < SaturatedPercent && r.ClientCPUPercentOfCap < SaturatedPercent
+}
+
+// achieved is the rate a record's tool sent at: every completed request, failed ones too
+// (ThroughputRPS counts successes only; a failing server is "errors", not "rate-not-met").
+func achieved(r record.Record) float64 {
+	if r.DurationS > 0 && r.Requests > 0 {
+		return float64(r.Requests) / r.DurationS
+	}
+	return r.ThroughputRPS
 }
 
 // groupKey identifies the repeats of one measurement.
@@ -130,4 +151,42 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// BusyHost reports a record during whose window processes other than ours used
+// BusyHostPercent or more of the server's or the tool's cores.
+func BusyHost(r record.Record) bool {
+	for _, ct := range []*record.CoreTime{r.ServerCores, r.ClientCores} {
+		if ct != nil && ct.OthersPercent != nil && *ct.OthersPercent >= BusyHostPercent {
+			return true
+		}
+	}
+	return false
+}
+
+// BusyHostLine says how many of the records ran beside other processes (busy-host) and the
+// most those took of a side's cores; "" when none did.
+func BusyHostLine(recs []record.Record) string {
+	n, valid := 0, 0
+	var most float64
+	for _, r := range recs {
+		if !r.Valid() {
+			continue
+		}
+		valid++
+		if !BusyHost(r) {
+			continue
+		}
+		n++
+		for _, ct := range []*record.CoreTime{r.ServerCores, r.ClientCores} {
+			if ct != nil && ct.OthersPercent != nil {
+				most = max(most, *ct.OthersPercent)
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d runs are busy-host: processes other than the run's own used %d %% or more of the server's or the tool's cores (up to %.0f %%); their figures measure the machine's other load as well",
+		n, valid, BusyHostPercent, most)
 }

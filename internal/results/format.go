@@ -89,6 +89,43 @@ func fmtRatioCI(r float64, iv stats.Interval) string {
 	return fmt.Sprintf("%s (%s–%s)", fmtRatio(r), sigDigits(iv.Lo, 3), sigDigits(iv.Hi, 3))
 }
 
+// fmtRatioLabelled prints a ratio with its interval and what the interval is:
+// "2.25× (1.90–2.66; paired t on logs, 95.0 % at n=5 pairs)"; "1.9× (no interval: n=1)".
+func fmtRatioLabelled(r float64, iv stats.Interval) string {
+	if !iv.OK {
+		if math.IsNaN(r) {
+			return na
+		}
+		return fmt.Sprintf("%s (no interval: n=%d)", fmtRatio(r), iv.N)
+	}
+	return fmt.Sprintf("%s (%s–%s; %s)", fmtRatio(r), sigDigits(iv.Lo, 3), sigDigits(iv.Hi, 3), iv.Label())
+}
+
+// RatioText is a ratio with its interval and the interval's method, coverage and n, as
+// summary.md prints it, for the other reports.
+func RatioText(r float64, iv stats.Interval) string { return fmtRatioLabelled(r, iv) }
+
+// IntervalLabel says what a group's median intervals are ("[min,max], 75.0 % at n=3"), or
+// why there is none.
+func IntervalLabel(s stats.Summary) string {
+	if s.CI.OK {
+		return s.CI.Label()
+	}
+	if s.N == 0 {
+		return na
+	}
+	return fmt.Sprintf("none at n=%d", s.N)
+}
+
+// FlagCounts prints flag counts out of a number of runs: "errors 2/10, noisy 10/10".
+func FlagCounts(flags []FlagCount, runs int) string {
+	parts := make([]string, len(flags))
+	for i, f := range flags {
+		parts[i] = fmt.Sprintf("%s %d/%d", f.Flag, f.Count, runs)
+	}
+	return strings.Join(parts, ", ")
+}
+
 func fmtPercent(x float64) string {
 	if math.IsNaN(x) {
 		return na
@@ -127,6 +164,9 @@ func workloadName(g *Group) string {
 	}
 	if g.Model == scenario.ModelOpen {
 		s += " open " + fmtNum(g.Rate) + "/s"
+	} else {
+		// A closed loop's latency is in-flight / throughput: say so wherever it shows.
+		s += " closed loop"
 	}
 	return s
 }

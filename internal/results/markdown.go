@@ -11,12 +11,12 @@ import (
 
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/scenario"
-	"github.com/protobench/protobench/internal/stats"
 )
 
-// WriteSummary writes summary.md: per step and target the median over repeats with 95 %
-// intervals and flags, ratios between targets, the knee of swept steps, agreement between tools,
-// and the article's figures beside ours, per run and per core. plan may be nil (records alone).
+// WriteSummary writes summary.md: the answer first, then per step and target the median over
+// repeats with exact intervals (coverage and n printed) and flags, ratios between targets, the
+// knee of swept steps, agreement between tools, and the article's figures beside ours, per run
+// and per core. plan may be nil (records alone).
 func WriteSummary(w io.Writer, plan *scenario.Plan, recs []record.Record) error {
 	return writeSummary(w, plan, recs, Links{})
 }
@@ -27,16 +27,19 @@ func writeSummary(w io.Writer, plan *scenario.Plan, recs []record.Record, links 
 	s.Links = links
 	var b bytes.Buffer
 	writeHeader(&b, plan, recs)
+	writeAnswer(&b, s)
 	writeResults(&b, s)
 	// The legend sits right under the table whose Flags column it explains.
 	writeFlagNotes(&b, s)
 	writeRatios(&b, s)
+	writeEqualLoad(&b, recs, s)
 	writeTopologies(&b, s)
 	writeSweeps(&b, s)
 	writeCells(&b, s)
 	writeKnees(&b, s)
 	writeAgreement(&b, s)
 	writePublished(&b, s)
+	writeTLS(&b, recs)
 	_, err := w.Write(b.Bytes())
 	return err
 }
@@ -66,6 +69,9 @@ func writeHeader(b *bytes.Buffer, plan *scenario.Plan, recs []record.Record) {
 	for _, n := range plan.Notes {
 		fmt.Fprintf(b, "- Note: %s\n", n)
 	}
+	if line := BusyHostLine(recs); line != "" {
+		fmt.Fprintf(b, "- **Busy host**: %s\n", line)
+	}
 	b.WriteString("\n")
 	writeToolNotes(b, recs)
 }
@@ -93,10 +99,13 @@ func writeResults(b *bytes.Buffer, s *Summary) {
 		b.WriteString("No measurements.\n\n")
 		return
 	}
-	b.WriteString("Medians over repeats; 95 % intervals of the median by percentile bootstrap " +
-		fmt.Sprintf("(%d resamples, fixed seed). CV is the throughput's coefficient of variation.\n\n", stats.Resamples))
-	b.WriteString("| Step | Target | Tool | Workload | n | Throughput req/s (95 % CI) | CV | p50 ms | p99 ms (95 % CI) | Mean ms | Server CPU % of cap | CPU µs/req | Server mem MiB | Flags | Charts |\n")
-	b.WriteString("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
+	b.WriteString("Medians over repeats. Each interval of a median is a pair of order statistics whose coverage is exact " +
+		"(binomial, whatever the distribution): the Interval column says which pair, its real coverage and n. " +
+		"With fewer than 6 repeats no such interval reaches 95 %: [min,max] covers 50 % at n=2, 75 % at 3, 93.8 % at 5. " +
+		"CV is the throughput's coefficient of variation. Latency in a closed-loop step is round-trip time at a fixed number " +
+		"in flight (mean ≈ in flight / throughput), not latency at equal load.\n\n")
+	b.WriteString("| Step | Target | Tool | Workload | n | Throughput req/s (interval) | Interval | CV | p50 ms | p99 ms (interval) | Mean ms | Server CPU % of cap | CPU µs/req | Server mem MiB | Flags | Charts |\n")
+	b.WriteString("|---|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
 	for _, g := range s.Groups {
 		n := fmt.Sprint(g.Throughput.N)
 		if g.Failed > 0 {
@@ -110,8 +119,8 @@ func writeResults(b *bytes.Buffer, s *Summary) {
 		if !math.IsNaN(g.ServerCPUPercent) {
 			cpu = fmtNum(g.ServerCPUPercent)
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			g.Step, g.Target, g.Tool, workloadName(g), n, fmtWithCI(g.Throughput), cv,
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			g.Step, g.Target, g.Tool, workloadName(g), n, fmtWithCI(g.Throughput), IntervalLabel(g.Throughput), cv,
 			fmtNum(g.P50Ms), fmtWithCI(g.P99), fmtNum(g.MeanMs), cpu,
 			fmtNum(g.CPUMicrosPerRequest), fmtMiB(g.ServerMemMaxBytes), fmtFlags(g), s.Links.stepLinks(g))
 	}
@@ -122,15 +131,28 @@ func writeRatios(b *bytes.Buffer, s *Summary) {
 	if len(s.Ratios) == 0 {
 		return
 	}
-	b.WriteString("## Ratios between targets\n\n")
-	b.WriteString("Median of one target over the median of the step's baseline, same tool; the interval bootstraps both sides independently. " +
-		"Throughput above 1× and p99 below 1× favour the first target.\n\n")
-	b.WriteString("| Step | Tool | Ratio | Throughput (95 % CI) | p99 (95 % CI) |\n|---|---|---|---:|---:|\n")
+	b.WriteString("<a id=\"ratios\"></a>\n## Ratios between targets\n\n")
+	b.WriteString("One target over the step's baseline, same tool. Paired: the geometric mean of the ratios of the two targets' runs " +
+		"in the same repeat (they ran one after the other, in shuffled order), with a t interval on the log ratios; drift between " +
+		"repeats cancels in each pair. Unpaired: the ratio of the geometric means of all repeats, with Welch's t interval on the logs. " +
+		"Both intervals aim at 95 % (exact for log-normal figures); each says its n. Throughput above 1× and p99 below 1× favour the first target. " +
+		"Flags are those of the runs beneath the ratio, both targets together.\n\n")
+	b.WriteString("| Step | Tool | Ratio | Throughput, paired | Throughput, unpaired | p99, paired | p99, unpaired | Flags beneath |\n|---|---|---|---:|---:|---:|---:|---|\n")
+	flagged := 0
 	for _, r := range s.Ratios {
-		fmt.Fprintf(b, "| %s | %s | %s / %s | %s | %s |\n", r.Step, r.Tool, r.Target, r.Baseline,
-			fmtRatioCI(r.Throughput, r.ThroughputCI), fmtRatioCI(r.P99, r.P99CI))
+		fl := FlagCounts(r.Flags, r.Runs)
+		if r.Flagged() {
+			flagged++
+			fl = "**" + fl + "**"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s / %s | %s | %s | %s | %s | %s |\n", r.Step, r.Tool, r.Target, r.Baseline,
+			fmtRatioLabelled(r.ThroughputPaired, r.ThroughputPairedCI), fmtRatioLabelled(r.Throughput, r.ThroughputCI),
+			fmtRatioLabelled(r.P99Paired, r.P99PairedCI), fmtRatioLabelled(r.P99, r.P99CI), fl)
 	}
 	b.WriteString("\n")
+	if flagged > 0 {
+		fmt.Fprintf(b, "%d of %d ratios rest on flagged runs (in bold): read them with the flags' meaning above.\n\n", flagged, len(s.Ratios))
+	}
 }
 
 func writeKnees(b *bytes.Buffer, s *Summary) {
@@ -226,7 +248,9 @@ var flagMeanings = []struct{ flag, meaning string }{
 	{record.FlagRateNotMet, fmt.Sprintf("achieved throughput below %.0f %% of the target rate", RateMetMin*100)},
 	{record.FlagClientBound, "the load generator's container was near its CPU cap, so the server may have had more to give"},
 	{record.FlagThrottled, "the server's cgroup was CFS-throttled during the run"},
-	{record.FlagUnsaturated, fmt.Sprintf("closed loop with neither the server nor the load tool at %d %% of its CPU cap, and the server's cores (where measured) a tenth idle or more: the figure is round-trip latency times the requests in flight, not either side's capacity", SaturatedPercent)},
+	{record.FlagUnsaturated, fmt.Sprintf("closed loop with neither the server nor the load tool at %d %% of its CPU cap, and the server's cores (where measured) busy less than that (user, system, softirq and irq, less the observability stack's CPU): the figure is round-trip latency times the requests in flight, not either side's capacity", SaturatedPercent)},
+	{record.FlagBusyHost, fmt.Sprintf("processes other than the run's own (its server, tool and observability containers) used %d %% or more of the server's or the tool's cores during the window: the machine was not quiet", BusyHostPercent)},
+	{record.FlagIncomplete, fmt.Sprintf("open model: more than %.1f %% of the requests scheduled in the window were never sent or still unanswered at the end; they count in the latency up to the end of the run", record.IncompleteFlagFraction*100)},
 	{record.FlagNoisy, fmt.Sprintf("throughput CV across repeats above %.0f %%", NoisyCVMax*100)},
 	{record.FlagSharedCores, "server and load tool ran on one machine without disjoint cpusets (a single-node swarm: swarm has no cpuset), so they competed for the same cores within their CPU quotas"},
 }

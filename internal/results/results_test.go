@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"github.com/protobench/protobench/internal/stats"
 	"math"
 	"os"
 	"path/filepath"
@@ -30,6 +32,12 @@ func TestApplyFlags(t *testing.T) {
 		{"runner flags kept, stale ones recomputed", record.Record{Requests: 100, Flags: []string{record.FlagNoisy, record.FlagThrottled, record.FlagErrors, record.FlagClientBound}},
 			[]string{record.FlagClientBound, record.FlagThrottled}},
 		{"failed is left alone", record.Record{Error: "timeout", Errors: 5, Flags: []string{record.FlagFailed}}, []string{record.FlagFailed}},
+		{"others on the tool's cores at the threshold", record.Record{Requests: 100, ClientCores: &record.CoreTime{OthersPercent: pct(BusyHostPercent)}, ServerCores: &record.CoreTime{OthersPercent: pct(0)}},
+			[]string{record.FlagBusyHost}},
+		{"others on the server's cores", record.Record{Requests: 100, ServerCores: &record.CoreTime{OthersPercent: pct(42)}}, []string{record.FlagBusyHost}},
+		{"others below the threshold", record.Record{Requests: 100, ServerCores: &record.CoreTime{OthersPercent: pct(BusyHostPercent - 0.1)}, ClientCores: &record.CoreTime{OthersPercent: pct(3)}}, []string{}},
+		{"others unknown", record.Record{Requests: 100, ServerCores: &record.CoreTime{IdlePercent: 50}}, []string{}},
+		{"a stale busy-host is recomputed", record.Record{Requests: 100, Flags: []string{record.FlagBusyHost}}, []string{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -167,7 +175,9 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("grpc group = %+v", g)
 	}
 
-	// Ratios: getuser/protobench grpc over rest = 120/60 = 2, CI [100/60, 140/60]; p99 5/10.
+	// Ratios: getuser/protobench grpc (100…140) over rest (60 each repeat): the ratio of geometric
+	// means, with a t interval on the logs on 4 degrees of freedom (rest has no spread), and the
+	// paired ratio is the same here because rest's runs are all alike; p99 5/10.
 	var ratio *RatioRow
 	for i, r := range s.Ratios {
 		if r.Step == "getuser" && r.Tool == "protobench" {
@@ -177,10 +187,21 @@ func TestSummarize(t *testing.T) {
 	if ratio == nil || ratio.Target != "grpc" || ratio.Baseline != "rest" {
 		t.Fatalf("ratios = %+v", s.Ratios)
 	}
-	if ratio.Throughput != 2 || math.Abs(ratio.ThroughputCI.Lo-100.0/60) > 1e-12 || math.Abs(ratio.ThroughputCI.Hi-140.0/60) > 1e-12 {
-		t.Errorf("throughput ratio = %v %+v", ratio.Throughput, ratio.ThroughputCI)
+	var logs []float64
+	for _, x := range []float64{100, 110, 120, 130, 140} {
+		logs = append(logs, math.Log(x/60))
 	}
-	if ratio.P99 != 0.5 || ratio.P99CI.Lo != 0.5 || ratio.P99CI.Hi != 0.5 {
+	mean, sd := stats.Mean(logs), stats.StdDev(logs)
+	half := stats.TQuantile(0.975, 4) * sd / math.Sqrt(5)
+	wantR, wantLo, wantHi := math.Exp(mean), math.Exp(mean-half), math.Exp(mean+half)
+	closeTo := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	if !closeTo(ratio.Throughput, wantR) || !closeTo(ratio.ThroughputCI.Lo, wantLo) || !closeTo(ratio.ThroughputCI.Hi, wantHi) || ratio.ThroughputCI.Method != stats.MethodWelchLog {
+		t.Errorf("throughput ratio = %v %+v, want %v [%v, %v]", ratio.Throughput, ratio.ThroughputCI, wantR, wantLo, wantHi)
+	}
+	if ratio.Pairs != 5 || !closeTo(ratio.ThroughputPaired, wantR) || !closeTo(ratio.ThroughputPairedCI.Lo, wantLo) || ratio.ThroughputPairedCI.Method != stats.MethodPairedLog {
+		t.Errorf("paired throughput ratio = %v %+v over %d pairs", ratio.ThroughputPaired, ratio.ThroughputPairedCI, ratio.Pairs)
+	}
+	if !closeTo(ratio.P99, 0.5) || !closeTo(ratio.P99CI.Lo, 0.5) || !closeTo(ratio.P99CI.Hi, 0.5) {
 		t.Errorf("p99 ratio = %v %+v", ratio.P99, ratio.P99CI)
 	}
 
@@ -306,15 +327,19 @@ func TestWriteAll(t *testing.T) {
 	summary, _ := os.ReadFile(filepath.Join(dir, SummaryFile))
 	for _, want := range []string{
 		"# demo",
-		"| getuser | grpc | protobench | GetUser 100×1 | 5 | 120 (100–140) |",
-		"| getuser | protobench | grpc / rest | 2.00× (1.67–2.33) | 0.500× (0.500–0.500) |",
+		"| getuser | grpc | protobench | GetUser 100×1 closed loop | 5 | 120 (100–140) | [min,max], 93.8 % at n=5 |",
+		"| getuser | protobench | grpc / rest | 1.99× (1.68–2.34; paired t on logs, 95.0 % at n=5 pairs) | 1.99× (1.68–2.34; Welch t on logs, 95.0 % at n=5+5) |",
+		"## The answer",
+		"- **Throughput, grpc / rest** ([getuser](#ratios)): 1.99× (1.68–2.34; paired t on logs, 95.0 % at n=5 pairs) paired",
+		"Rests on flagged runs: noisy 5/10.",
+		"- **Latency at equal load** ([table](#latency-at-equal-load)): not in this run",
 		"| sweep | grpc | protobench | 10 | sweep-c2 |",
 		"| grpc-qps | gRPC req/s | 12,150 req/s | 120 req/s | 0.00988× | 1,519 req/s (8 cores) | 120 req/s (1 cpu) | getuser (protobench) |",
 		"| grpc-mem | memory | 1.2 GB | 1.5 GB | 1.25× |",
 		"| cited | a figure we only cite | 27 % | not measured |",
 		"- their client and server were apart",
 		"`client-bound`",
-		"| grpc | GetUser 100×1 | ghz (ref protobench) | 90 | 0.750× |",
+		"| grpc | GetUser 100×1 closed loop | ghz (ref protobench) | 90 | 0.750× |",
 	} {
 		if !strings.Contains(string(summary), want) {
 			t.Errorf("summary.md lacks %q\n%s", want, summary)
@@ -329,7 +354,7 @@ func TestTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, want := range []string{"STEP", "getuser", "120 (100–140)", "grpc/rest", "throughput 2.00× (1.67–2.33)", "sweep-c2", "grpc-qps", "published 12,150 req/s", "ours 120 req/s"} {
+	for _, want := range []string{"STEP", "getuser", "120 (100–140)", "grpc/rest", "throughput 1.99× (1.68–2.34; paired t on logs, 95.0 % at n=5 pairs)", "[min,max], 93.8 % at n=5", "sweep-c2", "grpc-qps", "published 12,150 req/s", "ours 120 req/s"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -447,5 +472,77 @@ func TestMissingFiguresAreNullNotZero(t *testing.T) {
 				t.Errorf("csv %s = %q, want empty", h, rows[1][i])
 			}
 		}
+	}
+}
+
+// TestShuffledPlanKeepsOrder: a plan shuffled by its seed gives the same groups in the same order
+// and the same ratios (the same baseline) as the scenario's own order.
+func TestShuffledPlanKeepsOrder(t *testing.T) {
+	plan := testPlan(t)
+	want := Summarize(plan, testRecords(plan))
+	for seed := uint64(1); seed <= 20; seed++ {
+		shuffled, err := plan.Scenario.Plan(scenario.PlanOptions{Cores: 2, Repeat: 5, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := Summarize(shuffled, testRecords(shuffled))
+		for i := range want.Groups {
+			if got.Groups[i].Step != want.Groups[i].Step || got.Groups[i].Target != want.Groups[i].Target || got.Groups[i].Tool != want.Groups[i].Tool {
+				t.Fatalf("seed %d: group %d is %s/%s/%s, want %s/%s/%s", seed, i, got.Groups[i].Step, got.Groups[i].Target, got.Groups[i].Tool,
+					want.Groups[i].Step, want.Groups[i].Target, want.Groups[i].Tool)
+			}
+		}
+		for i := range want.Ratios {
+			if got.Ratios[i].Target != want.Ratios[i].Target || got.Ratios[i].Baseline != want.Ratios[i].Baseline {
+				t.Fatalf("seed %d: ratio %s/%s, want %s/%s", seed, got.Ratios[i].Target, got.Ratios[i].Baseline, want.Ratios[i].Target, want.Ratios[i].Baseline)
+			}
+		}
+	}
+}
+
+// TestEqualLoad: open-model runs of the headline's two targets at the same offered rate become
+// the latency-at-equal-load table and the answer's latency line, lowest rate first.
+func TestEqualLoad(t *testing.T) {
+	var recs []record.Record
+	for rep := 1; rep <= 3; rep++ {
+		for _, target := range []string{"grpc", "rest"} {
+			slow := map[string]float64{"grpc": 1, "rest": 2}[target]
+			recs = append(recs, record.Record{Scenario: "x", Step: "closed", Target: target, Tool: PrimaryTool, Model: "closed", Repeat: rep,
+				ThroughputRPS: 1000 / slow, Requests: 1000, LatencyMs: record.Latency{P50: slow, P99: 2 * slow, P999: 3 * slow}})
+			for _, rate := range []float64{500, 250} {
+				step := fmt.Sprintf("open-%g", rate)
+				recs = append(recs, record.Record{Scenario: "x", Step: step, Target: target, Tool: PrimaryTool, Model: "open", Rate: rate, Repeat: rep,
+					ThroughputRPS: rate, Requests: 1000, LatencyMs: record.Latency{P50: slow * rate / 250, P99: 4 * slow * rate / 250, P999: 8 * slow * rate / 250}})
+			}
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteSummary(&b, nil, recs); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"- **Latency at equal load** ([table](#latency-at-equal-load)): at 250/s p99 rest 8 ms, grpc 4 ms; at 500/s p99 rest 16 ms, grpc 8 ms",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Index(out, "at 250/s") > strings.Index(out, "at 500/s") {
+		t.Error("rates not in ascending order")
+	}
+}
+
+func pct(v float64) *float64 { return &v }
+
+func TestBusyHostLine(t *testing.T) {
+	quiet := record.Record{Requests: 1, ServerCores: &record.CoreTime{OthersPercent: pct(2)}}
+	busy := record.Record{Requests: 1, ClientCores: &record.CoreTime{OthersPercent: pct(47.5)}}
+	if got := BusyHostLine([]record.Record{quiet, quiet}); got != "" {
+		t.Errorf("quiet runs: %q", got)
+	}
+	got := BusyHostLine([]record.Record{quiet, busy, {Error: "x", ClientCores: busy.ClientCores}})
+	if !strings.HasPrefix(got, "1 of 2 runs are busy-host") || !strings.Contains(got, "up to 48 %") {
+		t.Errorf("BusyHostLine = %q", got)
 	}
 }

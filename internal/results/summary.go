@@ -9,8 +9,9 @@ import (
 	"github.com/protobench/protobench/internal/stats"
 )
 
-// CILevel is the confidence level of every interval in the summary.
-const CILevel = 0.95
+// CILevel is the coverage every interval in the summary aims for. Order-statistic intervals of a
+// median reach it only from six repeats; below that each prints its real coverage.
+const CILevel = stats.Level
 
 // PrimaryTool is the tool whose numbers are the comparison; the others are cross-checks.
 const PrimaryTool = "protobench"
@@ -67,14 +68,28 @@ type FlagCount struct {
 	Count int
 }
 
-// RatioRow compares one target with the step's baseline target, for one tool.
+// RatioRow compares one target with the step's baseline target, for one tool: unpaired (all
+// repeats of each side) and paired (the two targets' runs of the same repeat).
 type RatioRow struct {
 	Step, Tool, Target, Baseline string
-	Throughput                   float64 // median(target) / median(baseline)
+	Throughput                   float64 // geometric mean(target) / geometric mean(baseline)
 	ThroughputCI                 stats.Interval
 	P99                          float64
 	P99CI                        stats.Interval
+	// Paired ratios: geometric means of the per-repeat ratios, over Pairs repeats where both
+	// targets have a valid run.
+	Pairs                           int
+	ThroughputPaired, P99Paired     float64
+	ThroughputPairedCI, P99PairedCI stats.Interval
+	// Flags are the flags of the runs beneath the ratio, both targets' counted together, out of
+	// Runs runs.
+	Flags       []FlagCount
+	Runs        int
+	Group, Base *Group
 }
+
+// Flagged says whether any run beneath the ratio carries a flag.
+func (r RatioRow) Flagged() bool { return len(r.Flags) > 0 }
 
 // KneeRow is the highest throughput of a swept step whose median p99 stays under the threshold.
 type KneeRow struct {
@@ -126,10 +141,13 @@ type runInfo struct {
 func buildGroups(plan *scenario.Plan, recs []record.Record) []*Group {
 	info := map[groupKey]runInfo{}
 	if plan != nil {
-		for i, r := range plan.Runs {
+		for _, r := range plan.Runs {
 			k := groupKey{plan.Scenario.Name, r.Step, r.Target, r.Tool}
-			if _, seen := info[k]; !seen {
-				info[k] = runInfo{order: i, baseStep: r.BaseStep, serverCPUs: r.Caps.ServerCPUs}
+			// By the run's index in the scenario's own order, not its place in the plan: a
+			// shuffled plan (PlanOptions.Seed) must not reorder the tables or change which
+			// target a step's ratios divide by.
+			if in, seen := info[k]; !seen || r.Index < in.order {
+				info[k] = runInfo{order: r.Index, baseStep: r.BaseStep, serverCPUs: r.Caps.ServerCPUs}
 			}
 		}
 	}
@@ -143,7 +161,7 @@ func buildGroups(plan *scenario.Plan, recs []record.Record) []*Group {
 			g = &Group{Step: r.Step, BaseStep: r.Step, Target: r.Target, Tool: r.Tool, Method: r.Method, Model: r.Model,
 				Connections: r.Connections, Concurrency: r.Concurrency, Rate: r.Rate, PayloadBytes: r.PayloadBytes,
 				InFlight: r.InFlight, Topology: r.Topology, HTTPVersion: r.HTTPVersion, Encoding: r.Encoding}
-			order[g] = len(runsOrZero(plan)) + i
+			order[g] = maxIndex(plan) + 1 + i
 			if in, known := info[k]; known {
 				g.BaseStep, g.ServerCPUs = in.baseStep, in.serverCPUs
 				order[g] = in.order
@@ -178,12 +196,16 @@ func buildGroups(plan *scenario.Plan, recs []record.Record) []*Group {
 	return groups
 }
 
-// runsOrZero lets buildGroups order unplanned records after planned ones without a nil check.
-func runsOrZero(p *scenario.Plan) []scenario.Run {
-	if p == nil {
-		return nil
+// maxIndex is the largest run index of the plan (0 without one), so that buildGroups orders
+// unplanned records after planned ones.
+func maxIndex(p *scenario.Plan) int {
+	m := 0
+	if p != nil {
+		for _, r := range p.Runs {
+			m = max(m, r.Index)
+		}
 	}
-	return p.Runs
+	return m
 }
 
 func flagCounts(g *Group, recs []record.Record) []FlagCount {
@@ -282,13 +304,58 @@ func ratios(plan *scenario.Plan, groups []*Group) []RatioRow {
 			if g == base {
 				continue
 			}
-			row := RatioRow{Step: k.step, Tool: k.tool, Target: g.Target, Baseline: base.Target}
+			row := RatioRow{Step: k.step, Tool: k.tool, Target: g.Target, Baseline: base.Target, Group: g, Base: base}
 			row.Throughput, row.ThroughputCI = stats.Ratio(g.values(scenario.MetricThroughputRPS), base.values(scenario.MetricThroughputRPS), CILevel)
 			row.P99, row.P99CI = stats.Ratio(g.values(scenario.MetricLatencyP99Ms), base.values(scenario.MetricLatencyP99Ms), CILevel)
+			num, den := pairedValues(g, base, scenario.MetricThroughputRPS)
+			row.Pairs = len(num)
+			row.ThroughputPaired, row.ThroughputPairedCI = stats.PairedRatio(num, den, CILevel)
+			num, den = pairedValues(g, base, scenario.MetricLatencyP99Ms)
+			row.P99Paired, row.P99PairedCI = stats.PairedRatio(num, den, CILevel)
+			row.Flags, row.Runs = mergeFlags(g, base), g.Runs+base.Runs
 			rows = append(rows, row)
 		}
 	}
 	return rows
+}
+
+// pairedValues matches the two groups' valid runs by repeat: the runs of one repeat ran one
+// right after the other (in shuffled order), so what drifted between repeats moves both.
+func pairedValues(g, base *Group, metric string) (num, den []float64) {
+	byRepeat := map[int]float64{}
+	for _, r := range base.valid {
+		if v, ok := MetricValue(r, metric); ok {
+			byRepeat[r.Repeat] = v
+		}
+	}
+	for _, r := range g.valid {
+		v, ok := MetricValue(r, metric)
+		d, both := byRepeat[r.Repeat]
+		if ok && both {
+			num, den = append(num, v), append(den, d)
+		}
+	}
+	return num, den
+}
+
+// mergeFlags counts the flags of both groups' runs together.
+func mergeFlags(a, b *Group) []FlagCount {
+	counts := map[string]int{}
+	var order []string
+	for _, g := range []*Group{a, b} {
+		for _, f := range g.Flags {
+			if _, seen := counts[f.Flag]; !seen {
+				order = append(order, f.Flag)
+			}
+			counts[f.Flag] += f.Count
+		}
+	}
+	sortFlags(order)
+	out := make([]FlagCount, len(order))
+	for i, f := range order {
+		out[i] = FlagCount{f, counts[f]}
+	}
+	return out
 }
 
 func stepOf(plan *scenario.Plan, base string) *scenario.Step {

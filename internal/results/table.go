@@ -14,7 +14,8 @@ import (
 func Table(w io.Writer, recs []record.Record, plan *scenario.Plan) error {
 	s := Summarize(plan, recs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STEP\tTARGET\tTOOL\tN\tREQ/S (95% CI)\tCV\tP99 MS (95% CI)\tSERVER CPU %\tFLAGS")
+	fmt.Fprintln(w, "Medians; intervals are exact order statistics of the median, with their real coverage:")
+	fmt.Fprintln(tw, "STEP\tTARGET\tTOOL\tN\tREQ/S (INTERVAL)\tINTERVAL\tCV\tP99 MS (INTERVAL)\tSERVER CPU %\tFLAGS")
 	for _, g := range s.Groups {
 		cv := "-"
 		if g.Throughput.N >= 2 {
@@ -24,17 +25,22 @@ func Table(w io.Writer, recs []record.Record, plan *scenario.Plan) error {
 		if g.Failed > 0 {
 			n += fmt.Sprintf("+%d failed", g.Failed)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Step, g.Target, g.Tool, n,
-			fmtWithCI(g.Throughput), cv, fmtWithCI(g.P99), fmtNum(g.ServerCPUPercent), fmtFlags(g))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Step, g.Target, g.Tool, n,
+			fmtWithCI(g.Throughput), IntervalLabel(g.Throughput), cv, fmtWithCI(g.P99), fmtNum(g.ServerCPUPercent), fmtFlags(g))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if len(s.Ratios) > 0 {
-		fmt.Fprintln(w, "\nRatios (median / median of the baseline, 95% CI):")
+		fmt.Fprintln(w, "\nRatios to the baseline (paired by repeat; unpaired beside it):")
 		for _, r := range s.Ratios {
-			fmt.Fprintf(tw, "  %s\t%s\t%s/%s\tthroughput %s\tp99 %s\n", r.Step, r.Tool, r.Target, r.Baseline,
-				fmtRatioCI(r.Throughput, r.ThroughputCI), fmtRatioCI(r.P99, r.P99CI))
+			fl := ""
+			if r.Flagged() {
+				fl = "\tflagged runs beneath: " + FlagCounts(r.Flags, r.Runs)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s/%s\tthroughput %s\tunpaired %s\tp99 %s%s\n", r.Step, r.Tool, r.Target, r.Baseline,
+				fmtRatioLabelled(r.ThroughputPaired, r.ThroughputPairedCI), fmtRatioLabelled(r.Throughput, r.ThroughputCI),
+				fmtRatioLabelled(r.P99Paired, r.P99PairedCI), fl)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

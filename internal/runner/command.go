@@ -14,6 +14,7 @@ import (
 
 	"github.com/protobench/protobench/internal/compose"
 	"github.com/protobench/protobench/internal/scenario"
+	"github.com/protobench/protobench/internal/tool"
 )
 
 // splitScenarioArg lets the scenario name come before or after the flags, since
@@ -46,7 +47,8 @@ func parseRunFlagsSet(args []string, stderr io.Writer) (Options, map[string]bool
 	fs.BoolVar(&o.Quick, "quick", false, "every run at most 7 s with its warm-up, and one repeat")
 	fs.IntVar(&o.Repeat, "repeat", 0, "repeats per step (overrides the scenario)")
 	fs.StringVar(&o.Only, "only", "", "run only steps whose name matches (comma-separated globs or substrings)")
-	tools := fs.String("tools", "", "comma-separated tools to run (protobench, ghz, wrk, k6)")
+	fs.Uint64Var(&o.Seed, "seed", 0, "seed of the order of targets and tools within each repeat (default: a new one per run, kept in run.json)")
+	tools := fs.String("tools", "", "comma-separated tools to run ("+strings.Join(tool.Names(), ", ")+")")
 	fs.StringVar(&o.OutDir, "out", "", "parent folder of the results folder (default: results/ in the checkout)")
 	fs.BoolVar(&o.KeepUp, "keep-up", false, "leave Prometheus and Grafana running afterwards")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "print the plan and the commands; start nothing")

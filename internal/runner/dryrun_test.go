@@ -50,6 +50,24 @@ func TestDryRunSwarmPrintsServiceCreates(t *testing.T) {
 			t.Errorf("dry run does not print %q", want)
 		}
 	}
+	// Go servers get GOMAXPROCS from their CPU limit (swarm has no cpuset); the Python server
+	// does not. A tool's job keeps its whole log.
+	for _, line := range strings.Split(text, "\n") {
+		switch {
+		case strings.Contains(line, "--name pbdrytest-grpc "):
+			if !strings.Contains(line, "--env GOMAXPROCS=1 ") || !strings.Contains(line, "--limit-cpu 1") {
+				t.Errorf("the gRPC server's service has no GOMAXPROCS=1 beside its 1-cpu limit:\n%s", line)
+			}
+		case strings.Contains(line, "--name pbdrytest-python-grpc "):
+			if strings.Contains(line, "GOMAXPROCS") {
+				t.Errorf("the Python server's service sets GOMAXPROCS:\n%s", line)
+			}
+		case strings.Contains(line, "--name pbdrytest-loadgen-1 "):
+			if !strings.Contains(line, "--log-driver json-file --log-opt max-file=1 --log-opt max-size=8g") {
+				t.Errorf("the tool's job does not set its own log options:\n%s", line)
+			}
+		}
+	}
 	for _, unwanted := range []string{"compose -p", "docker-compose ", " up -d", "docker run "} {
 		if strings.Contains(text, unwanted) {
 			t.Errorf("swarm dry run prints a compose or docker run command (%q)", unwanted)

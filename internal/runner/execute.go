@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/protobench/protobench/internal/hostinfo"
+	"github.com/protobench/protobench/internal/hostspeed"
 	"github.com/protobench/protobench/internal/images"
 	"github.com/protobench/protobench/internal/prom"
 	"github.com/protobench/protobench/internal/record"
@@ -44,9 +45,14 @@ type RunInfo struct {
 	// the swarm's nodes, network and placement.
 	Engine string     `json:"engine,omitempty"`
 	Swarm  *SwarmInfo `json:"swarm,omitempty"`
+	// HostSpeed is the host speed index of the server's and the tools' cores at the start and
+	// end of the run, for compare to tell the machine's drift from the code's change.
+	HostSpeed *hostspeed.Record `json:"host_speed,omitempty"`
 	// Resumes are the later sessions that continued this run; the fields above stay as the
 	// first session wrote them.
 	Resumes []Resume `json:"resumes,omitempty"`
+	// TLS names the run's certificates when a step is TLS.
+	TLS *TLSInfo `json:"tls,omitempty"`
 }
 
 // environment is what execute needs from the outside world; tests and the CLI fill it.
@@ -71,9 +77,12 @@ type environment struct {
 	daemonLost func() error
 	// engine is EngineCompose or EngineSwarm. annotate, when set, adds what the engine knows of
 	// a run to its record (where it ran); describe adds the engine's part of run.json at the end.
-	engine   string
-	annotate func(rec *record.Record)
-	describe func(ctx context.Context, info *RunInfo)
+	engine string
+	// measureHost, when set, takes the host speed index (nil in tests that fake the engine, and
+	// on a swarm, whose server cores are on another machine).
+	measureHost func() (hostspeed.Sample, error)
+	annotate    func(rec *record.Record)
+	describe    func(ctx context.Context, info *RunInfo)
 }
 
 // execute runs a plan in an environment whose images exist, and returns the results folder.
@@ -142,8 +151,27 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 	if err := writeJSON(filepath.Join(dir, results.RunFile), info); err != nil {
 		return dir, err
 	}
+	if env.measureHost != nil && env.previous == nil {
+		// Before the observability stack starts, so that nothing of ours runs on the cores.
+		info.HostSpeed = &hostspeed.Record{Method: hostspeed.Method, ServerCPUSet: plan.Layout.ServerCPUSet, ClientCPUSet: plan.Layout.ClientCPUSet}
+		if s, err := env.measureHost(); err != nil {
+			info.HostSpeed.Error = err.Error()
+		} else {
+			info.HostSpeed.Start = &s
+		}
+		if err := writeJSON(filepath.Join(dir, results.RunFile), info); err != nil {
+			return dir, err
+		}
+	}
 	// From here on, whatever happens, the folder ends with every record measured and a summary.
 	finish := func(runErr error) (string, error) {
+		if info.HostSpeed != nil && info.HostSpeed.Start != nil && ctx.Err() == nil {
+			if s, err := env.measureHost(); err != nil {
+				info.HostSpeed.Error = err.Error()
+			} else {
+				info.HostSpeed.End = &s
+			}
+		}
 		if env.describe != nil && env.previous == nil {
 			env.describe(ctx, &info)
 		}
@@ -167,6 +195,16 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 	}
 
 	upEnv := map[string]string{"PROTOBENCH_RAW_DIR": absRaw, "PROTOBENCH_OBS_CPUSET": plan.Layout.ObservabilityCPUSet}
+	tlsInfo, tlsEnv, err := prepareTLS(dir, plan)
+	if err != nil {
+		return finish(fmt.Errorf("TLS certificates: %w", err))
+	}
+	for k, v := range tlsEnv {
+		upEnv[k] = v
+	}
+	if tlsInfo != nil && info.TLS == nil {
+		info.TLS = tlsInfo
+	}
 	for k, v := range env.imageEnv {
 		upEnv[k] = v
 	}
@@ -232,7 +270,17 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env environ
 		if env.timing != nil {
 			env.timing.add(r, i == len(plan.Runs)-1)
 		}
-		rec := steps.run(ctx, plan, r)
+		var rec record.Record
+		if rr, capacity, err := resolveRate(recs, plan, r); err != nil {
+			rec = results.FromRun(plan, r)
+			rec.Error, rec.Flags = err.Error(), []string{record.FlagFailed}
+		} else {
+			r = rr
+			rec = steps.run(ctx, plan, r)
+			if capacity > 0 {
+				rec.CapacityRPS = capacity
+			}
+		}
 		if env.annotate != nil {
 			env.annotate(&rec)
 		}
@@ -341,9 +389,25 @@ func (m promMeter) Usage(ctx context.Context, service string, start, end time.Ti
 	return measureContainer(ctx, m.c, m.project, m.runID, service, start, end)
 }
 
+// StackUsage reads an observability service's usage over [start, end]: it runs throughout, so it
+// carries no run's label.
+func (m promMeter) StackUsage(ctx context.Context, service string, start, end time.Time) (containerUsage, error) {
+	return measureContainer(ctx, m.c, m.project, "", service, start, end)
+}
+
 // Cores reads how the host CPUs of cpuset spent [start, end], from node-exporter.
 func (m promMeter) Cores(ctx context.Context, cpuset string, start, end time.Time) (*record.CoreTime, error) {
 	return measureCores(ctx, m.c, cpuset, start, end)
+}
+
+// Busy reads how many CPU seconds processes spent on the host CPUs of cpuset over [start, end].
+func (m promMeter) Busy(ctx context.Context, cpuset string, start, end time.Time) (float64, error) {
+	return measureBusy(ctx, m.c, cpuset, start, end)
+}
+
+// ServicesCPU reads the CPU seconds of the project's containers of services over [start, end].
+func (m promMeter) ServicesCPU(ctx context.Context, services []string, start, end time.Time) (float64, error) {
+	return measureServicesCPU(ctx, m.c, m.project, services, start, end)
 }
 
 // missingTools says, per tool, why its program is not in this machine's images: the runs that

@@ -26,23 +26,24 @@ func TestCheckResumeRefusesOtherScenarioOrFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prev := RunInfo{ScenarioSHA256: sc.Hash(), ScenarioFile: "scenarios/resume-check.yaml", PlanFlags: &PlanFlags{Quick: true, Only: "a"}}
+	prev := RunInfo{ScenarioSHA256: sc.Hash(), ScenarioFile: "scenarios/resume-check.yaml", PlanFlags: &PlanFlags{Quick: true, Only: "a", Seed: 7}}
 
-	// Flags left out are inherited from the folder.
+	// Flags left out are inherited from the folder, the order seed too, so that the remaining
+	// runs keep the order the run drew.
 	opts := Options{Resume: "dir"}
 	if err := checkResume(&opts, map[string]bool{}, sc, prev); err != nil {
 		t.Fatalf("a plain resume: %v", err)
 	}
-	if !opts.Quick || opts.Only != "a" {
+	if !opts.Quick || opts.Only != "a" || opts.Seed != 7 {
 		t.Fatalf("inherited flags: %+v", opts)
 	}
 
-	opts = Options{Resume: "dir", Quick: false, Repeat: 3}
-	err = checkResume(&opts, map[string]bool{"quick": true, "repeat": true}, sc, prev)
+	opts = Options{Resume: "dir", Quick: false, Repeat: 3, Seed: 8}
+	err = checkResume(&opts, map[string]bool{"quick": true, "repeat": true, "seed": true}, sc, prev)
 	if err == nil {
 		t.Fatal("a resume with other flags was accepted")
 	}
-	for _, want := range []string{"--quick is false now", "--repeat is 3 now"} {
+	for _, want := range []string{"--quick is false now", "--repeat is 3 now", "--seed is 8 now"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}

@@ -110,13 +110,17 @@ func coreTime(byMode map[string]float64) (ct *record.CoreTime, ok bool) {
 		return nil, false
 	}
 	pct := func(v float64) float64 { return math.Round(1000*v/total) / 10 }
+	busy := byMode["user"] + byMode["system"] + byMode["softirq"] + byMode["irq"]
 	ct = &record.CoreTime{
 		UserPercent:    pct(byMode["user"]),
 		SystemPercent:  pct(byMode["system"]),
 		SoftirqPercent: pct(byMode["softirq"]),
+		IrqPercent:     pct(byMode["irq"]),
 		IdlePercent:    pct(byMode["idle"]),
+		BusySeconds:    math.Round(1e6*busy) / 1e6,
+		BusyPercent:    pct(busy),
 	}
-	ct.OtherPercent = pct(total - byMode["user"] - byMode["system"] - byMode["softirq"] - byMode["idle"])
+	ct.OtherPercent = pct(total - busy - byMode["idle"])
 	return ct, true
 }
 
@@ -148,4 +152,57 @@ func measureCores(ctx context.Context, p *prom.Client, cpuset string, start, end
 		return nil, fmt.Errorf("node-exporter's CPU time of cpuset %s is not in Prometheus", cpuset)
 	}
 	return ct, nil
+}
+
+// processModes are the node-exporter CPU modes in which a process ran: what our containers'
+// CPU (cAdvisor's cgroup time) can be set against. softirq and irq are the kernel's, charged to
+// no cgroup, and idle, iowait and steal are nobody's.
+const processModes = "user|nice|system"
+
+// measureBusy is how many CPU seconds the CPUs of cpuset spent running processes over
+// [start, end], read from the raw samples around the window like measureCores.
+func measureBusy(ctx context.Context, p *prom.Client, cpuset string, start, end time.Time) (float64, error) {
+	cpus, err := scenario.ParseCPUSet(cpuset)
+	if err != nil {
+		return 0, err
+	}
+	names := make([]string, len(cpus))
+	for i, c := range cpus {
+		names[i] = strconv.Itoa(c)
+	}
+	sel := fmt.Sprintf(`node_cpu_seconds_total{job="node-exporter",cpu=~"%s",mode=~"%s"}`, strings.Join(names, "|"), processModes)
+	v, ok, err := p.Increase(ctx, sel, start, end)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, fmt.Errorf("node-exporter's CPU time of cpuset %s is not in Prometheus", cpuset)
+	}
+	return v, nil
+}
+
+// measureServicesCPU is the CPU seconds the containers of the project's services used over
+// [start, end], every run's (the observability stack outlives a run).
+func measureServicesCPU(ctx context.Context, p *prom.Client, project string, services []string, start, end time.Time) (float64, error) {
+	sel := fmt.Sprintf(`container_cpu_usage_seconds_total{container_label_com_docker_compose_project=%q,container_label_com_docker_compose_service=~"%s"}`,
+		project, strings.Join(services, "|"))
+	v, ok, err := p.Increase(ctx, sel, start, end)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, fmt.Errorf("cAdvisor's CPU of %s is not in Prometheus", strings.Join(services, ", "))
+	}
+	return v, nil
+}
+
+// othersPercent is the share of n cores' time over window that processes other than ours
+// used: busy less ours, never below 0 (the two are sampled apart, and a container's CPU
+// charged to other cores than its cpuset's cannot happen).
+func othersPercent(busy, ours float64, cores int, window time.Duration) float64 {
+	if cores <= 0 || window <= 0 {
+		return 0
+	}
+	v := 100 * (busy - ours) / (float64(cores) * window.Seconds())
+	return math.Round(10*math.Max(v, 0)) / 10
 }

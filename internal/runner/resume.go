@@ -26,6 +26,9 @@ type PlanFlags struct {
 	Repeat int      `json:"repeat,omitempty"`
 	Only   string   `json:"only,omitempty"`
 	Tools  []string `json:"tools,omitempty"`
+	// Seed shuffled the runs within each repeat; a resume replays it so that the remaining runs
+	// keep their order. 0 (older folders) kept the scenario's order.
+	Seed uint64 `json:"seed,omitempty"`
 }
 
 // Resume is one continuation of a run, appended to run.json's resumes.
@@ -80,6 +83,7 @@ func checkResume(opts *Options, given map[string]bool, sc *scenario.Scenario, pr
 	check("repeat", opts.Repeat, pf.Repeat, func() { opts.Repeat = pf.Repeat })
 	check("only", opts.Only, pf.Only, func() { opts.Only = pf.Only })
 	check("tools", strings.Join(opts.Tools, ","), strings.Join(pf.Tools, ","), func() { opts.Tools = slices.Clone(pf.Tools) })
+	check("seed", opts.Seed, pf.Seed, func() { opts.Seed = pf.Seed })
 	if len(diffs) > 0 {
 		return fmt.Errorf("%w: cannot resume %s: %s", errResumeMismatch, opts.Resume, strings.Join(diffs, "; "))
 	}
@@ -118,7 +122,7 @@ func StatusCommand(_ context.Context, args []string, stdout, stderr io.Writer) i
 	if cores <= 0 {
 		cores = runtime.NumCPU()
 	}
-	plan, err := sc.Plan(scenario.PlanOptions{Quick: pf.Quick, Repeat: pf.Repeat, Only: pf.Only, Tools: pf.Tools, Cores: cores})
+	plan, err := sc.Plan(scenario.PlanOptions{Quick: pf.Quick, Repeat: pf.Repeat, Only: pf.Only, Tools: pf.Tools, Cores: cores, Seed: pf.Seed})
 	if err != nil {
 		fmt.Fprintf(stderr, "protobench status: %s: %v\n", sc.Path, err)
 		return 2

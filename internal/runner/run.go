@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/protobench/protobench/internal/repo"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/protobench/protobench/internal/compose"
+	"github.com/protobench/protobench/internal/hostspeed"
 	"github.com/protobench/protobench/internal/images"
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/results"
@@ -91,7 +93,11 @@ func runCommand(sigs *signals, opts Options, given map[string]bool) int {
 			return 2
 		}
 	}
-	plan, err := sc.Plan(scenario.PlanOptions{Quick: opts.Quick, Repeat: opts.Repeat, Only: opts.Only, Tools: opts.Tools, Cores: runtime.NumCPU()})
+	if prev == nil && !opts.DryRun && opts.Seed == 0 {
+		// A new seed per run: a fixed order would put the same target first in every repeat.
+		opts.Seed = rand.Uint64() | 1
+	}
+	plan, err := sc.Plan(scenario.PlanOptions{Quick: opts.Quick, Repeat: opts.Repeat, Only: opts.Only, Tools: opts.Tools, Cores: runtime.NumCPU(), Seed: opts.Seed})
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", sc.Path, err)
 		return 2
@@ -167,7 +173,7 @@ func runCommand(sigs *signals, opts Options, given map[string]bool) int {
 		images:         set,
 		imageEnv:       images.EnvVars(set),
 		observability:  append([]string{}, observabilityServices...),
-		planFlags:      PlanFlags{Quick: opts.Quick, Repeat: opts.Repeat, Only: opts.Only, Tools: opts.Tools},
+		planFlags:      PlanFlags{Quick: opts.Quick, Repeat: opts.Repeat, Only: opts.Only, Tools: opts.Tools, Seed: opts.Seed},
 		previous:       prev,
 		teardown:       td,
 		daemonLost:     stack.lost,
@@ -185,9 +191,16 @@ func runCommand(sigs *signals, opts Options, given map[string]bool) int {
 	env.located = &[2]string{}
 	env.timing = &runTiming{}
 	env.engine = EngineCompose
+	env.measureHost = func() (hostspeed.Sample, error) {
+		return hostspeed.Take(plan.Layout.ServerCPUSet, plan.Layout.ClientCPUSet)
+	}
 	env.annotate = func(r *record.Record) { r.Engine = EngineCompose }
 	if opts.Engine == EngineSwarm {
-		if _, err := useSwarm(ctx, opts, root, stack, td, set, &env, stdout, stderr); err != nil {
+		ss, err := useSwarm(ctx, opts, root, stack, td, set, &env, stdout, stderr)
+		if ss != nil {
+			ss.goServers = goServers(plan)
+		}
+		if err != nil {
 			fmt.Fprintln(stderr, "protobench:", err)
 			if ctx.Err() == nil {
 				td.run(sigs.hurry)
@@ -307,6 +320,20 @@ func toolCapabilities(name string) (tool.Capabilities, bool) {
 	return a.Capabilities(), true
 }
 
+// goServers are the targets of a plan whose server is a Go program: a registry target with a
+// Go server, or a custom target that says go_runtime: true.
+func goServers(plan *scenario.Plan) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range plan.Runs {
+		if r.Custom != nil {
+			out[r.Target] = r.Custom.GoRuntime
+		} else if t, ok := targets.Lookup(r.Target); ok {
+			out[r.Target] = t.GoServer != ""
+		}
+	}
+	return out
+}
+
 // neededImages lists the images a plan uses, so a scenario without Python or k6 never waits
 // for those builds.
 func neededImages(plan *scenario.Plan) []string {
@@ -394,6 +421,7 @@ func dryRun(ctx context.Context, opts Options, plan *scenario.Plan) int {
 	var stack Stack = cs
 	if opts.Engine == EngineSwarm {
 		d := newSwarmDryStack(cs, opts.Project, opts.RepoRoot, raw, opts.Stdout)
+		d.s.goServers = goServers(plan)
 		fmt.Fprintf(opts.Stdout, "\nswarm commands of the observability stack (planned for a single node without role labels):\n")
 		upEnv := map[string]string{"PROTOBENCH_RAW_DIR": raw, "PROTOBENCH_OBS_CPUSET": plan.Layout.ObservabilityCPUSet, "PROTOBENCH_TOOL_USER": toolUser()}
 		if err := d.Up(ctx, upEnv, observabilityServices...); err != nil {
@@ -580,7 +608,17 @@ func (s *composeStack) Run(ctx context.Context, o OneOff) ([]byte, []byte, int, 
 	s.td.note(o.Name, "load tool "+o.Service)
 	err := s.bounded(ctx, o.Limit, func(ctx context.Context) error {
 		var err error
-		stdout, stderr, code, err = s.c.Run(ctx, o.Service, o.Name, o.Entrypoint, s.with(o.Env), o.Args)
+		if o.Window == nil {
+			stdout, stderr, code, err = s.c.Run(ctx, o.Service, o.Name, o.Entrypoint, s.with(o.Env), o.Args)
+			return err
+		}
+		// The tool's window comes from its container's own start and finish, not from when
+		// compose returns: the container's tear-down must not dilute the CPU figures.
+		var started, finished time.Time
+		stdout, stderr, code, started, finished, err = s.c.RunTimed(ctx, o.Service, o.Name, o.Entrypoint, s.with(o.Env), o.Args)
+		if !started.IsZero() {
+			o.Window[0], o.Window[1] = started, finished
+		}
 		return err
 	})
 	return stdout, stderr, code, err

@@ -39,6 +39,7 @@ type Options struct {
 	Repeat       int
 	Only         string
 	Tools        []string
+	Seed         uint64 // shuffles the targets' order within each repeat; 0 draws one (scenario.PlanOptions.Seed)
 	KeepUp       bool
 	DryRun       bool
 	Resume       string // an earlier results folder to continue

@@ -219,3 +219,33 @@ steps:
 		t.Errorf("record error %q flags %v", rec.Error, rec.Flags)
 	}
 }
+
+// TestLifetimeWindow: with the container's own start and finish, the window counts the reported
+// duration from the start plus the tool's warm-up, so a slow stop does not move it.
+func TestLifetimeWindow(t *testing.T) {
+	started := time.Unix(1000, 0)
+	at := func(s float64) float64 { return float64(started.Unix()) + s }
+	tests := []struct {
+		name       string
+		parsed     record.Record
+		finished   time.Duration
+		warmup     time.Duration
+		start, end time.Duration
+	}{
+		{"slow stop", record.Record{DurationS: 10}, 15 * time.Second, 2 * time.Second, 2 * time.Second, 12 * time.Second},
+		{"tool's own window", record.Record{StartUnix: at(3), EndUnix: at(13), DurationS: 10}, 20 * time.Second, 2 * time.Second, 3 * time.Second, 13 * time.Second},
+		{"duration past the finish", record.Record{DurationS: 30}, 15 * time.Second, 0, 0, 15 * time.Second},
+		{"warm-up past the finish", record.Record{DurationS: 5}, 3 * time.Second, 5 * time.Second, 0, 3 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, e := lifetimeWindow(tt.parsed, started, started.Add(tt.finished), tt.warmup)
+			if got := s.Sub(started).Round(time.Millisecond); got != tt.start {
+				t.Errorf("start offset = %s, want %s", got, tt.start)
+			}
+			if got := e.Sub(started).Round(time.Millisecond); got != tt.end {
+				t.Errorf("end offset = %s, want %s", got, tt.end)
+			}
+		})
+	}
+}

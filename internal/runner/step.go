@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,6 +15,7 @@ import (
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/scenario"
+	"github.com/protobench/protobench/internal/targets"
 	"github.com/protobench/protobench/internal/tool"
 )
 
@@ -242,6 +244,9 @@ func (s *stepRunner) measure(ctx context.Context, plan *scenario.Plan, r scenari
 		Labels:        map[string]string{"scenario": s.scenario, "step": r.Step, "run_id": s.runID},
 		PrometheusURL: s.promURL,
 	}
+	if r.TLS {
+		inv.CAFile, inv.ServerName = targets.TLSMount+"/ca.pem", r.Target
+	}
 	if inv.Request, err = s.customRequest(r); err != nil {
 		return fail(err)
 	}
@@ -319,7 +324,8 @@ func (s *stepRunner) measure(ctx context.Context, plan *scenario.Plan, r scenari
 	o.Window = &window
 	stdout, stderr, code, err := s.stack.Run(ctx, o)
 	ended := time.Now()
-	if !window[0].IsZero() && window[1].After(window[0]) {
+	lifetime := !window[0].IsZero() && window[1].After(window[0])
+	if lifetime {
 		started, ended = window[0], window[1]
 	}
 	rec.RawFiles = append(rec.RawFiles, s.saveRaw(r.ID, adapter.Name(), stdout, stderr)...)
@@ -347,6 +353,9 @@ func (s *stepRunner) measure(ctx context.Context, plan *scenario.Plan, r scenari
 	}
 
 	windowStart, windowEnd := measuredWindow(parsed, started, ended)
+	if lifetime {
+		windowStart, windowEnd = lifetimeWindow(parsed, started, ended, inv.Warmup)
+	}
 	rec.StartUnix = float64(windowStart.UnixNano()) / 1e9
 	rec.EndUnix = float64(windowEnd.UnixNano()) / 1e9
 
@@ -363,6 +372,8 @@ func (s *stepRunner) measure(ctx context.Context, plan *scenario.Plan, r scenari
 	}
 	s.addUsage(ctx, &rec, r, ep.Service, adapter.Service(), windowStart, windowEnd)
 	s.addCores(ctx, &rec, r, windowStart, windowEnd)
+	s.addTLS(ctx, &rec, r, windowStart, windowEnd)
+	s.addOthers(ctx, &rec, r, ep.Service, adapter.Service(), windowStart, windowEnd)
 	return rec
 }
 
@@ -394,6 +405,126 @@ func (s *stepRunner) addCores(ctx context.Context, rec *record.Record, r scenari
 			continue
 		}
 		*side.dst = ct
+	}
+	if rec.ServerCores == nil {
+		return
+	}
+	if rec.ObservabilityCPUSet != "" && cpusetsOverlap(rec.ObservabilityCPUSet, r.Layout.ServerCPUSet) {
+		obs, err := s.stackCPUSeconds(ctx, start, end)
+		if err != nil {
+			s.log("warning: the observability stack's CPU on the server's cores during %s: %v", r.ID, err)
+		}
+		chargeStack(rec.ServerCores, obs, end.Sub(start), r.Layout.ServerCPUSet)
+	}
+	if rec.Requests > 0 {
+		rec.ServerCoreMicrosPerRequest = math.Round(1e3*(rec.ServerCores.BusySeconds-rec.ServerCores.ObservabilitySeconds)*1e6/float64(rec.Requests)) / 1e3
+	}
+}
+
+// stackMeter is a Meter that can read the observability stack's containers, which carry no
+// run's label.
+type stackMeter interface {
+	StackUsage(ctx context.Context, service string, start, end time.Time) (containerUsage, error)
+}
+
+// stackCPUSeconds is the observability stack's container CPU over [start, end].
+func (s *stepRunner) stackCPUSeconds(ctx context.Context, start, end time.Time) (float64, error) {
+	sm, ok := s.meter.(stackMeter)
+	if !ok {
+		return 0, nil
+	}
+	var total float64
+	var errs []error
+	for _, svc := range s.observability {
+		u, err := sm.StackUsage(ctx, svc, start, end)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", svc, err))
+			continue
+		}
+		total += u.CPUSeconds
+	}
+	return total, errors.Join(errs...)
+}
+
+// chargeStack takes the observability stack's CPU-seconds (obs, measured while it shared the
+// server's cores) out of the cores' busy share: that work is the benchmark's, not the server's.
+func chargeStack(ct *record.CoreTime, obs float64, window time.Duration, cpuset string) {
+	cpus, err := scenario.ParseCPUSet(cpuset)
+	if err != nil || len(cpus) == 0 || window <= 0 || obs <= 0 {
+		return
+	}
+	obs = min(obs, ct.BusySeconds)
+	ct.ObservabilitySeconds = math.Round(1e6*obs) / 1e6
+	capacity := window.Seconds() * float64(len(cpus))
+	ct.BusyPercent = math.Max(0, math.Round(10*(ct.BusyPercent-100*obs/capacity))/10)
+}
+
+// cpusetsOverlap reports whether two cpuset strings share a CPU.
+func cpusetsOverlap(a, b string) bool {
+	as, err1 := scenario.ParseCPUSet(a)
+	bs, err2 := scenario.ParseCPUSet(b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	for _, x := range as {
+		for _, y := range bs {
+			if x == y {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// othersMeter is a Meter that can tell the CPU that processes spent on host CPUs, and our
+// containers' CPU, so that the rest is what other processes used.
+type othersMeter interface {
+	Busy(ctx context.Context, cpuset string, start, end time.Time) (float64, error)
+	ServicesCPU(ctx context.Context, services []string, start, end time.Time) (float64, error)
+}
+
+// addOthers records, beside each side's core time, the share of its cores that processes
+// other than ours used: the cores' process time less the CPU of our containers pinned there
+// (the server on the server's cores, the tool on the tool's, the observability stack where it
+// sat). Only where addCores measured the cores: on swarm the cpusets are not this host's.
+func (s *stepRunner) addOthers(ctx context.Context, rec *record.Record, r scenario.Run, serverService, toolService string, start, end time.Time) {
+	om, ok := s.meter.(othersMeter)
+	if !ok || rec.ServerCores == nil && rec.ClientCores == nil {
+		return
+	}
+	stackAt := rec.ObservabilityCPUSet
+	if stackAt == "" {
+		stackAt = r.Layout.ObservabilityCPUSet
+	}
+	for _, side := range []struct {
+		name, cpuset, service string
+		ct                    *record.CoreTime
+	}{
+		{"server", r.Layout.ServerCPUSet, serverService, rec.ServerCores},
+		{"client", r.Layout.ClientCPUSet, toolService, rec.ClientCores},
+	} {
+		if side.ct == nil {
+			continue
+		}
+		cpus, err := scenario.ParseCPUSet(side.cpuset)
+		if err != nil {
+			continue
+		}
+		services := []string{side.service}
+		if stackAt == side.cpuset {
+			services = append(services, observabilityServices...)
+			services = append(services, "grafana")
+		}
+		busy, err := om.Busy(ctx, side.cpuset, start, end)
+		if err == nil {
+			var ours float64
+			if ours, err = om.ServicesCPU(ctx, services, start, end); err == nil {
+				v := othersPercent(busy, ours, len(cpus), end.Sub(start))
+				side.ct.OthersPercent = &v
+				continue
+			}
+		}
+		s.log("warning: what other processes used of the %s's cores (cpuset %s) during %s: %v", side.name, side.cpuset, r.ID, err)
 	}
 }
 
@@ -493,6 +624,32 @@ func measuredWindow(parsed record.Record, started, ended time.Time) (time.Time, 
 	return start, ended
 }
 
+// lifetimeWindow is the interval the tool measured when its container's own start and finish
+// are known: the tool's own window when it reports one within that lifetime, otherwise the
+// reported duration counted from the container's start plus the tool's own warm-up. Counting
+// from the start, not back from the finish, keeps a tool that takes its time to stop (writing
+// its report, a slow exit) from shifting the window into idle time, which would read the
+// server's and the tool's CPU low and could flag unsaturated wrongly.
+func lifetimeWindow(parsed record.Record, started, finished time.Time, warmup time.Duration) (time.Time, time.Time) {
+	slack := time.Second
+	if parsed.StartUnix > 0 && parsed.EndUnix > parsed.StartUnix {
+		s := time.Unix(0, int64(parsed.StartUnix*1e9))
+		e := time.Unix(0, int64(parsed.EndUnix*1e9))
+		if !s.Before(started.Add(-slack)) && !e.After(finished.Add(slack)) {
+			return s, e
+		}
+	}
+	start := started.Add(warmup)
+	if !start.Before(finished) {
+		start = started
+	}
+	end := finished
+	if d := time.Duration(parsed.DurationS * float64(time.Second)); d > 0 && start.Add(d).Before(finished) {
+		end = start.Add(d)
+	}
+	return start, end
+}
+
 // addUsage fills the server and client CPU fields and the flags that depend on them.
 func (s *stepRunner) addUsage(ctx context.Context, rec *record.Record, r scenario.Run, serverService, clientService string, start, end time.Time) {
 	window := end.Sub(start).Seconds()
@@ -536,6 +693,7 @@ func mergeMeasured(rec *record.Record, m record.Record) {
 	rec.DurationS = m.DurationS
 	rec.Requests = m.Requests
 	rec.Errors = m.Errors
+	rec.Incomplete, rec.Unsent = m.Incomplete, m.Unsent
 	rec.ThroughputRPS = m.ThroughputRPS
 	rec.LatencyMs = m.LatencyMs
 	rec.ServiceTimeMs = m.ServiceTimeMs
@@ -567,6 +725,14 @@ func serverEnvironment(r scenario.Run) map[string]string {
 	}
 	for k, v := range r.Env {
 		env[k] = v
+	}
+	if r.TLS {
+		// The target's registry entry says how it serves TLS; the certificates are the run's,
+		// mounted read-only at targets.TLSMount (prepareTLS).
+		t, _ := targets.Lookup(r.Target)
+		for k, v := range t.TLSEnv(targets.TLSMount) {
+			env[k] = v
+		}
 	}
 	return env
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -51,6 +52,9 @@ type swarmStack struct {
 	promURL       string // Prometheus as the host reaches it
 	promPublished string // set when Prometheus is published on another node
 	registryDone  func(context.Context) error
+	// goServers are the compose services whose server is a Go program (our Go servers, and
+	// custom targets with go_runtime: true): on swarm they get GOMAXPROCS from their CPU limit.
+	goServers map[string]bool
 
 	mu      sync.Mutex
 	servers map[string]*swarmServer // by compose service
@@ -68,9 +72,10 @@ type swarmServer struct {
 
 // runPlacement is where the current run's server and tool ran.
 type runPlacement struct {
-	server  string
-	clients []string
-	notes   []string
+	server     string
+	clients    []string
+	notes      []string
+	gomaxprocs int // what the server's GOMAXPROCS was set to; 0 when it was not
 }
 
 // rawMountPath is where tools find raw/ in their containers, as under compose.
@@ -400,6 +405,7 @@ func (s *swarmStack) Recreate(ctx context.Context, service string, env map[strin
 		if t.NodeID != "" {
 			s.last.server = s.place.hostname(t.NodeID)
 		}
+		s.last.gomaxprocs, _ = strconv.Atoi(spec.Env["GOMAXPROCS"])
 		s.mu.Unlock()
 		s.td.note(t.ContainerID, "server "+service)
 		return err
@@ -418,7 +424,25 @@ func (s *swarmStack) serverService(ctx context.Context, service string, env map[
 	o.Scrape, o.ScrapePort = "servers", metricsPort(cs)
 	spec := swarm.Translate(cs, o)
 	spec.DNSRR, spec.RestartNone, spec.NoHealthcheck = true, true, true
+	if s.goServers[service] {
+		if n := GOMAXPROCSFor(spec.CPUs); n > 0 && spec.Env["GOMAXPROCS"] == "" {
+			spec.Env["GOMAXPROCS"] = strconv.Itoa(n)
+		}
+	}
 	return cs, spec, nil
+}
+
+// GOMAXPROCSFor is the GOMAXPROCS a Go server gets on an engine without cpusets: its CPU
+// limit (docker's --cpus, a decimal number of cores) rounded up, or 0 when it has none. Go
+// 1.25+ derives max(2, ceil(quota)) capped at the cores it sees, and without a cpuset it sees
+// every core of the node: a server capped at 1 core ran 2 threads of Go code against a
+// 1-core quota, and CFS throttled it at the headline step. At or below the quota it is not.
+func GOMAXPROCSFor(cpus string) int {
+	q, err := strconv.ParseFloat(strings.TrimSpace(cpus), 64)
+	if err != nil || q <= 0 || math.IsInf(q, 0) {
+		return 0
+	}
+	return int(math.Ceil(q - 1e-9))
 }
 
 // metricsPort is where a server serves /metrics: its PROTOBENCH_METRICS_LISTEN, 9100 otherwise.
@@ -748,6 +772,7 @@ func (s *swarmStack) annotate(rec *record.Record) {
 	for _, n := range last.notes {
 		rec.Notes = appendNote(rec.Notes, n)
 	}
+	rec.ServerGOMAXPROCSSet = last.gomaxprocs
 }
 
 func appendNote(notes []string, n string) []string {

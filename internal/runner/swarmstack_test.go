@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/swarm"
@@ -84,5 +85,39 @@ func TestSplitter(t *testing.T) {
 	}
 	if ghz, ok := tool.Lookup("ghz"); ok && splitter(ghz, inv) != nil {
 		t.Error("ghz's results cannot be merged, so it must not split")
+	}
+}
+
+func TestGOMAXPROCSFor(t *testing.T) {
+	for _, tc := range []struct {
+		cpus string
+		want int
+	}{
+		{"1", 1}, {"1.0", 1}, {"0.5", 1}, {"1.5", 2}, {"2", 2}, {"0.25", 1}, {" 3 ", 3},
+		{"", 0}, {"0", 0}, {"-1", 0}, {"lots", 0}, {"Inf", 0},
+	} {
+		if got := GOMAXPROCSFor(tc.cpus); got != tc.want {
+			t.Errorf("GOMAXPROCSFor(%q) = %d, want %d", tc.cpus, got, tc.want)
+		}
+	}
+}
+
+func TestOthersPercent(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		busy, ours  float64
+		cores       int
+		window      time.Duration
+		wantPercent float64
+	}{
+		{"a spinner beside a half-busy tool", 9.5, 4.5, 1, 10 * time.Second, 50},
+		{"quiet", 5.2, 5, 1, 10 * time.Second, 2},
+		{"two cores", 10, 2, 2, 10 * time.Second, 40},
+		{"ours read above busy", 4, 4.3, 1, 10 * time.Second, 0},
+		{"no window", 1, 0, 1, 0, 0},
+	} {
+		if got := othersPercent(tc.busy, tc.ours, tc.cores, tc.window); got != tc.wantPercent {
+			t.Errorf("%s: othersPercent = %v, want %v", tc.name, got, tc.wantPercent)
+		}
 	}
 }

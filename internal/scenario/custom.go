@@ -28,7 +28,11 @@ type CustomTarget struct {
 	// Request is the call every tool sends, for gRPC and HTTP targets that do not serve the
 	// workload contract; nil when the target serves the contract.
 	Request *Request
-	Line    int
+	// GoRuntime says the server is a Go program (go_runtime: true): on an engine without
+	// cpusets (swarm) it gets GOMAXPROCS equal to its CPU limit rounded up, as our Go servers
+	// do, unless its environment sets GOMAXPROCS itself.
+	GoRuntime bool
+	Line      int
 }
 
 // Request is the one call a custom gRPC or HTTP target is measured with.
@@ -184,8 +188,9 @@ func (d *decoder) decodeCustom(name string, n *yaml.Node, field, scenarioPath st
 				}
 			}
 		},
-		"grpc": func(v *yaml.Node, f string) { grpcNode = v },
-		"http": func(v *yaml.Node, f string) { httpNode = v },
+		"go_runtime": func(v *yaml.Node, f string) { c.GoRuntime, _ = d.boolean(v, f) },
+		"grpc":       func(v *yaml.Node, f string) { grpcNode = v },
+		"http":       func(v *yaml.Node, f string) { httpNode = v },
 	})
 	if seen == nil {
 		return nil

@@ -41,6 +41,7 @@ custom_targets:
     metrics_port: 9100
     health_check: ["/bin/probe"]
     environment: {GREETING: hello}
+    go_runtime: true
     grpc:
       proto: proto/greeter.proto
       call: demo.Greeter/SayHello
@@ -69,6 +70,9 @@ func TestCustomTargets(t *testing.T) {
 	g := sc.Custom["my-grpc"]
 	if g == nil || g.Protocol != "grpc" || g.Port != 9000 || g.MetricsPort != 9100 || g.Environment["GREETING"] != "hello" {
 		t.Fatalf("my-grpc = %+v", g)
+	}
+	if !g.GoRuntime || sc.Custom["my-rpc"].GoRuntime {
+		t.Errorf("go_runtime: my-grpc %v (declared true), my-rpc %v (not declared)", g.GoRuntime, sc.Custom["my-rpc"].GoRuntime)
 	}
 	if want := filepath.Join(dir, "server", "Dockerfile"); g.Dockerfile != want {
 		t.Errorf("dockerfile %q, want %q (relative to the scenario file)", g.Dockerfile, want)
@@ -140,6 +144,7 @@ func TestCustomTargetErrors(t *testing.T) {
 		{"no proto", "    image: a\n    protocol: grpc\n    port: 1\n    grpc: {call: a.B/C}\n", 8, "custom_targets.mine.grpc", `missing key "proto"`},
 		{"bad header", "    image: a\n    protocol: http\n    port: 1\n    http:\n      path: /x\n      headers: [nocolon]\n", 10, "custom_targets.mine.http.headers[0]", "Name: value"},
 		{"bad path", "    image: a\n    protocol: http\n    port: 1\n    http: {path: x}\n", 8, "custom_targets.mine.http.path", "starting with /"},
+		{"go_runtime not a bool", "    image: a\n    protocol: grpc\n    port: 1\n    go_runtime: maybe\n", 8, "custom_targets.mine.go_runtime", "true or false"},
 		{"unknown key", "    image: a\n    protocol: grpc\n    port: 1\n    prot: 2\n", 8, "custom_targets.mine.prot", `unknown key "prot"`},
 	}
 	for _, tc := range cases {

@@ -266,6 +266,10 @@ func (d *decoder) decodeStep(n *yaml.Node, field string) Step {
 			at("rate", v)
 			st.Rate, _ = d.number(v, f, 0, maxRate, true)
 		},
+		"rate_from": func(v *yaml.Node, f string) {
+			at("rate_from", v)
+			st.RateFrom = d.decodeRateFrom(v, f)
+		},
 		"payload_bytes": func(v *yaml.Node, f string) {
 			at("payload_bytes", v)
 			x, _ := d.size(v, f, 0)
@@ -300,6 +304,7 @@ func (d *decoder) decodeStep(n *yaml.Node, field string) Step {
 		},
 	}
 	d.transportHandlers(&st, h)
+	d.tlsHandlers(&st, h)
 	seen := d.mapping(n, field, d.timingHandlers(&st.Timing, h))
 	d.require(n, field, seen, "name")
 	// Errors about a key point at the key's line, which for a block value is the line above it.
@@ -403,12 +408,13 @@ func (d *decoder) decodeMatrix(n *yaml.Node, field string, pos map[string]int) *
 		},
 	}
 	d.matrixTransportHandlers(m, pos, handlers)
+	d.matrixTLSHandlers(m, pos, handlers)
 	seen := d.mapping(n, field, handlers)
 	for k, kn := range seen {
 		pos["matrix."+k] = kn.Line
 	}
 	if seen != nil && len(seen) == 0 {
-		d.add(m.Line, field, "empty matrix expands to nothing; give at least one of concurrency, connections, encoding, http_version, in_flight, payload_bytes, rate, targets, tools")
+		d.add(m.Line, field, "empty matrix expands to nothing; give at least one of concurrency, connections, encoding, http_version, in_flight, payload_bytes, rate, targets, tls, tools")
 	}
 	return m
 }
@@ -449,4 +455,28 @@ func maxPayloadFor(knobs map[string]string) int64 {
 		}
 	}
 	return contract.DefaultMaxPayloadBytes
+}
+
+// decodeRateFrom reads rate_from: {step: name, percent: [25, 50, ...]}.
+func (d *decoder) decodeRateFrom(n *yaml.Node, field string) *RateFrom {
+	rf := &RateFrom{Line: lineOf(n)}
+	seen := d.mapping(n, field, map[string]keyHandler{
+		"step": func(v *yaml.Node, f string) { rf.Step, _ = d.str(v, f) },
+		"percent": func(v *yaml.Node, f string) {
+			got := map[float64]bool{}
+			d.list(v, f, func(item *yaml.Node, f string) {
+				x, ok := d.number(item, f, 0, 100, true)
+				if ok && got[x] {
+					d.add(lineOf(item), f, "value %s listed twice", formatFloat(x))
+					return
+				}
+				if ok {
+					got[x] = true
+					rf.Percent = append(rf.Percent, x)
+				}
+			})
+		},
+	})
+	d.require(n, field, seen, "step", "percent")
+	return rf
 }

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"path"
 	"runtime"
 	"strings"
@@ -28,6 +29,9 @@ type PlanOptions struct {
 	Only   string   // step filter: comma-separated globs or substrings of step names
 	Tools  []string // keep only runs with these tools
 	Cores  int      // host cores for the CPU layout; 0 means runtime.NumCPU()
+	// Seed, when not 0, shuffles the order of the runs within each repeat of a step (see
+	// shuffleRepeat); the same seed gives the same order, so a resume replays it.
+	Seed uint64
 }
 
 // Run is one server start, warm-up and measurement: a step variant, a repeat, a target and a tool.
@@ -39,21 +43,27 @@ type Run struct {
 	Repeat   int    // 1-based
 	Repeats  int
 
-	Target       string
-	Protocol     string        // the target's targets.Protocols entry
-	Custom       *CustomTarget // the user's own server, nil for a reference target
-	Tool         string
-	Method       string         // contract method, or "Echo:70,GetUser:30" for a mix
-	Mix          map[string]int // nil unless the step is a mix
-	Model        string
-	Connections  int
-	Concurrency  int     // in flight per connection (closed model)
-	Rate         float64 // total requests per second (open model), 0 when closed
+	Target      string
+	Protocol    string        // the target's targets.Protocols entry
+	Custom      *CustomTarget // the user's own server, nil for a reference target
+	Tool        string
+	Method      string         // contract method, or "Echo:70,GetUser:30" for a mix
+	Mix         map[string]int // nil unless the step is a mix
+	Model       string
+	Connections int
+	Concurrency int     // in flight per connection (closed model)
+	Rate        float64 // total requests per second (open model), 0 when closed
+	// LoadPercent and CapacityStep: the open model's rate is LoadPercent % of the capacity that
+	// CapacityStep measured earlier in the run (the slowest target's); Rate is 0 until the
+	// runner resolves it.
+	LoadPercent  float64
+	CapacityStep string
 	PayloadBytes int
 	Pattern      string // the client pattern, for a target that has patterns (internal/targets), else empty
 	InFlight     int    // requests in flight when the step set in_flight, else 0
 	HTTPVersion  string // HTTP targets: HTTP1 or HTTP2; empty for the others
 	Encoding     string // HTTP targets: EncodingJSON or EncodingProtobuf; empty for the others
+	TLS          bool   // served over TLS with the run's certificates
 
 	Warmup   time.Duration
 	Duration time.Duration
@@ -113,6 +123,7 @@ func (s *Scenario) Plan(opts PlanOptions) (*Plan, error) {
 		timing = adjustTiming(timing, opts)
 		variants := st.Variants()
 		for rep := 1; rep <= timing.Repeats; rep++ {
+			first := len(p.Runs)
 			for _, v := range variants {
 				keep := only(v.Name) || only(st.Name)
 				matched = matched || keep
@@ -139,6 +150,7 @@ func (s *Scenario) Plan(opts PlanOptions) (*Plan, error) {
 					}
 				}
 			}
+			shuffleRepeat(p.Runs[first:], opts.Seed, i, rep)
 		}
 	}
 	if !matched {
@@ -153,6 +165,19 @@ func (s *Scenario) Plan(opts PlanOptions) (*Plan, error) {
 	return p, nil
 }
 
+// shuffleRepeat puts one repeat's runs of a step in a random order drawn from the seed, the
+// step's position and the repeat. A fixed order (gRPC always before REST) would hand any trend
+// within a repeat (the host warming up, a neighbour starting) to the same target every time,
+// and a paired ratio would inherit it; shuffled, the trend becomes noise that the pairs' interval
+// counts. Run IDs keep their plan index, so they do not depend on the order.
+func shuffleRepeat(runs []Run, seed uint64, step, rep int) {
+	if seed == 0 || len(runs) < 2 {
+		return
+	}
+	rng := rand.New(rand.NewPCG(seed, uint64(step)<<32|uint64(rep)))
+	rng.Shuffle(len(runs), func(i, j int) { runs[i], runs[j] = runs[j], runs[i] })
+}
+
 func (p *Plan) makeRun(index int, st *Step, v Variant, rep int, timing Timing, target, tool string) Run {
 	sc := p.Scenario
 	t, _ := sc.Target(target)
@@ -162,7 +187,10 @@ func (p *Plan) makeRun(index int, st *Step, v Variant, rep int, timing Timing, t
 		Target: target, Tool: tool, Method: st.Method, Model: st.Model,
 		Connections: v.Connections, Concurrency: v.Concurrency, Rate: v.Rate, PayloadBytes: v.PayloadBytes,
 		Warmup: timing.Warmup, Duration: timing.Duration, Cooldown: timing.Cooldown,
-		Layout: p.Layout,
+		Layout: p.Layout, TLS: v.TLS,
+	}
+	if st.RateFrom != nil {
+		r.LoadPercent, r.CapacityStep = v.LoadPercent, st.RateFrom.Step
 	}
 	if len(st.Mix) > 0 {
 		r.Mix = make(map[string]int, len(st.Mix))
@@ -175,11 +203,19 @@ func (p *Plan) makeRun(index int, st *Step, v Variant, rep int, timing Timing, t
 	}
 	if t.IsHTTP() {
 		r.HTTPVersion, r.Encoding = v.HTTPVersion, v.Encoding
+		// The target's own defaults: the first it lists (REST: HTTP/1.1 and JSON; Connect:
+		// HTTP/1.1 and protobuf).
 		if r.HTTPVersion == "" {
 			r.HTTPVersion = HTTP1
+			if len(t.HTTPVersions) > 0 {
+				r.HTTPVersion = t.HTTPVersions[0]
+			}
 		}
 		if r.Encoding == "" {
 			r.Encoding = EncodingJSON
+			if len(t.Encodings) > 0 {
+				r.Encoding = t.Encodings[0]
+			}
 		}
 	}
 	if v.InFlight > 0 {

@@ -46,6 +46,9 @@ func (p *Plan) Print(w io.Writer) error {
 		rate := "-"
 		if r.Rate > 0 {
 			rate = formatFloat(r.Rate)
+		} else if r.LoadPercent > 0 {
+			// Resolved when the run starts, from the capacity step measured before it.
+			rate = formatFloat(r.LoadPercent) + "%cap"
 		}
 		payload := "-"
 		if r.PayloadBytes > 0 {

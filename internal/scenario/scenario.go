@@ -111,9 +111,12 @@ type Step struct {
 	Mix     map[string]int
 	Model   string // closed (default) or open
 
-	Connections  int
-	Concurrency  int     // in-flight requests per connection
-	Rate         float64 // total requests per second, open model only
+	Connections int
+	Concurrency int     // in-flight requests per connection
+	Rate        float64 // total requests per second, open model only
+	// RateFrom sets the open model's rates from the capacity an earlier step measured in the
+	// same run (latency at equal load); it excludes Rate and matrix.rate.
+	RateFrom     *RateFrom
 	PayloadBytes int
 	Pattern      string // client pattern (zmq_pattern), used by targets that have patterns only
 	// InFlight is the requests in flight; each target spreads them by its own topology
@@ -121,6 +124,8 @@ type Step struct {
 	InFlight    int
 	HTTPVersion string // HTTP targets only: HTTP1 (default) or HTTP2
 	Encoding    string // HTTP targets only: EncodingJSON (default) or EncodingProtobuf
+	// TLS serves the step over TLS with the run's certificates (internal/tlscert).
+	TLS bool
 
 	Timing  TimingOverride
 	Caps    Caps
@@ -131,6 +136,15 @@ type Step struct {
 	KneeP99Ms float64 // when > 0, the summary reports the highest throughput with p99 below it
 
 	pos map[string]int // line of each field, for errors found after decoding
+}
+
+// RateFrom derives a step's open-model rates from an earlier closed-loop step of the same run:
+// each Percent of the capacity of the slowest of that step's targets (the median throughput of
+// its repeats), so that every target is held at the same offered loads.
+type RateFrom struct {
+	Step    string
+	Percent []float64
+	Line    int
 }
 
 // Matrix expands a step over lists of values: one variant per combination.
@@ -144,6 +158,7 @@ type Matrix struct {
 	Encoding     []string
 	Targets      []string // the same as listing them on the step; for one-place matrices
 	Tools        []string
+	TLS          []bool
 	Line         int
 }
 

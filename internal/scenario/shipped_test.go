@@ -92,7 +92,7 @@ func TestShippedScenarios(t *testing.T) {
 			}
 		})
 	}
-	for _, want := range []string{"smoke", "grpc-vs-rest", "grpc-echo-max", "python-grpc", "zeromq-pipeline", "netrpc-scaling", "all-protocols"} {
+	for _, want := range []string{"smoke", "grpc-vs-rest", "grpc-echo-max", "python-grpc", "zeromq-pipeline", "netrpc-scaling", "all-protocols", "connect-vs-grpc"} {
 		if !names[want] {
 			t.Errorf("scenario %s is not shipped (or does not load)", want)
 		}

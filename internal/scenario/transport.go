@@ -238,9 +238,9 @@ func (r Run) TopologyText() string {
 			return fmt.Sprintf("one gRPC channel (1 HTTP/2 connection) × %d streams", r.Concurrency)
 		}
 		return fmt.Sprintf("%s × %d streams each", conn(r.Connections, "gRPC channel"), r.Concurrency)
-	case r.Protocol == targets.HTTP && r.HTTPVersion == HTTP2:
+	case targets.OverHTTP[r.Protocol] && r.HTTPVersion == HTTP2:
 		return fmt.Sprintf("%s × %d streams each", conn(r.Connections, "h2c connection"), r.Concurrency)
-	case r.Protocol == targets.HTTP:
+	case targets.OverHTTP[r.Protocol]:
 		return fmt.Sprintf("%s, 1 request in flight on each", conn(r.Connections, "keep-alive HTTP/1.1 connection"))
 	}
 	return fmt.Sprintf("%s × %d in flight each", conn(r.Connections, "connection"), r.Concurrency)

@@ -10,17 +10,21 @@ import (
 
 // Variant is one combination of a step's matrix: a step as it will run, before repeats.
 type Variant struct {
-	Name         string // base name plus one suffix per matrix dimension, e.g. sweep-conn200
-	Step         *Step
-	Targets      []string
-	Tools        []string
-	Connections  int
-	Concurrency  int
-	Rate         float64
+	Name        string // base name plus one suffix per matrix dimension, e.g. sweep-conn200
+	Step        *Step
+	Targets     []string
+	Tools       []string
+	Connections int
+	Concurrency int
+	Rate        float64
+	// LoadPercent is the share of the capacity step's slowest target this variant offers
+	// (Step.RateFrom); Rate is then 0 until the run resolves it.
+	LoadPercent  float64
 	PayloadBytes int
 	InFlight     int
 	HTTPVersion  string // "" for the default
 	Encoding     string
+	TLS          bool
 	// ConnectionsSet says the file fixed connections; otherwise in_flight picks each target's
 	// natural topology.
 	ConnectionsSet bool
@@ -35,7 +39,7 @@ func (st *Step) Variants() []Variant {
 		Targets: st.Targets, Tools: st.Tools,
 		Connections: st.Connections, Concurrency: st.Concurrency,
 		Rate: st.Rate, PayloadBytes: st.PayloadBytes,
-		InFlight: st.InFlight, HTTPVersion: st.HTTPVersion, Encoding: st.Encoding,
+		InFlight: st.InFlight, HTTPVersion: st.HTTPVersion, Encoding: st.Encoding, TLS: st.TLS,
 		ConnectionsSet: st.Connections > 0 || (st.Matrix != nil && len(st.Matrix.Connections) > 0),
 	}
 	if base.Connections == 0 {
@@ -58,7 +62,10 @@ func (st *Step) Variants() []Variant {
 	}
 	out := []Variant{base}
 	if m == nil {
-		out[0].plainName = out[0].Name
+		out = expandLoad(out, st.RateFrom)
+		for i := range out {
+			out[i].plainName = out[i].Name
+		}
 		return out
 	}
 	// Each dimension multiplies the list; an empty dimension leaves it unchanged.
@@ -81,11 +88,30 @@ func (st *Step) Variants() []Variant {
 		out = next
 	}
 	out = expandInts(out, m.InFlight, func(v *Variant, x int) { v.InFlight = x; v.Name += fmt.Sprintf("-inflight%d", x) })
+	out = expandLoad(out, st.RateFrom)
 	for i := range out {
 		out[i].plainName = out[i].Name
 	}
+	out = expandTLS(out, m.TLS)
 	out = expandStrings(out, m.HTTPVersion, func(v *Variant, x string) { v.HTTPVersion = x; v.Name += "-h" + strings.TrimSuffix(x, ".1") })
 	out = expandStrings(out, m.Encoding, func(v *Variant, x string) { v.Encoding = x; v.Name += "-" + x })
+	return out
+}
+
+// expandLoad makes one variant per rate_from percentage, named -load25 and so on.
+func expandLoad(in []Variant, rf *RateFrom) []Variant {
+	if rf == nil || len(rf.Percent) == 0 {
+		return in
+	}
+	out := make([]Variant, 0, len(in)*len(rf.Percent))
+	for _, v := range in {
+		for _, p := range rf.Percent {
+			w := v
+			w.LoadPercent = p
+			w.Name += "-load" + formatFloat(p)
+			out = append(out, w)
+		}
+	}
 	return out
 }
 
@@ -122,11 +148,14 @@ func expandInts(in []Variant, values []int, set func(*Variant, int)) []Variant {
 // matrixSize is the number of variants without building them, so a huge matrix is refused
 // before it is expanded.
 func (st *Step) matrixSize() int {
-	if st.Matrix == nil {
-		return 1
-	}
 	n := 1
-	for _, l := range []int{len(st.Matrix.Connections), len(st.Matrix.Concurrency), len(st.Matrix.PayloadBytes), len(st.Matrix.Rate), len(st.Matrix.InFlight), len(st.Matrix.HTTPVersion), len(st.Matrix.Encoding)} {
+	if st.RateFrom != nil && len(st.RateFrom.Percent) > 0 {
+		n = len(st.RateFrom.Percent)
+	}
+	if st.Matrix == nil {
+		return n
+	}
+	for _, l := range []int{len(st.Matrix.Connections), len(st.Matrix.Concurrency), len(st.Matrix.PayloadBytes), len(st.Matrix.Rate), len(st.Matrix.InFlight), len(st.Matrix.HTTPVersion), len(st.Matrix.Encoding), len(st.Matrix.TLS)} {
 		if l > 0 {
 			n *= l
 			if n > maxVariants {
@@ -236,6 +265,7 @@ func validate(d *decoder, sc *Scenario) {
 		validateStep(d, sc, st, field)
 		if st.matrixSize() <= maxVariants {
 			validateTransport(d, st, field)
+			validateTLS(d, sc, st, field)
 		}
 	}
 	variantNames := map[string]string{}
@@ -307,6 +337,10 @@ func validateStep(d *decoder, sc *Scenario, st *Step, field string) {
 		st.Model = ModelClosed
 	}
 	hasRate := st.Rate > 0 || (m != nil && len(m.Rate) > 0)
+	if rf := st.RateFrom; rf != nil {
+		validateRateFrom(d, sc, st, hasRate, line("rate_from"), at("rate_from"))
+		hasRate = true
+	}
 	rateLine, rateField := line("rate"), at("rate")
 	if st.Rate == 0 && hasRate {
 		rateLine, rateField = line("matrix.rate"), at("matrix.rate")
@@ -499,4 +533,40 @@ func stepNames(sc *Scenario) []string {
 		names[i] = st.Name
 	}
 	return names
+}
+
+// validateRateFrom checks rate_from: it names an earlier closed-loop step without a matrix (its
+// repeats are one cell per target), measured on every target of this step, and it is the only
+// source of the step's rates.
+func validateRateFrom(d *decoder, sc *Scenario, st *Step, hasRate bool, line int, field string) {
+	rf := st.RateFrom
+	if hasRate {
+		d.add(line, field, "rate_from and rate (or matrix.rate) both set the rates; keep one")
+	}
+	if rf.Step == "" {
+		return
+	}
+	var from *Step
+	for i := range sc.Steps {
+		if sc.Steps[i].Name == st.Name {
+			break
+		}
+		if sc.Steps[i].Name == rf.Step {
+			from = &sc.Steps[i]
+		}
+	}
+	switch {
+	case from == nil:
+		d.add(line, field+".step", "no step %q before this one; rate_from needs an earlier closed-loop step of the same file", clip(rf.Step))
+	case from.Model == ModelOpen || from.RateFrom != nil:
+		d.add(line, field+".step", "step %q runs the open model; its throughput is the rate it was given, not a capacity", rf.Step)
+	case from.Matrix != nil:
+		d.add(line, field+".step", "step %q has a matrix; rate_from needs one capacity per target, so name a step without one", rf.Step)
+	default:
+		for _, t := range st.Targets {
+			if !contains(from.Targets, t) {
+				d.add(line, field+".step", "step %q does not measure target %s, so it cannot give its capacity", rf.Step, t)
+			}
+		}
+	}
 }

@@ -32,6 +32,8 @@ type Config struct {
 	Probe bool
 	// Knobs are the protocol's own tuning values, in declaration order.
 	Knobs []Knob
+	// TLS, when its CertFile is set, makes BindConfig terminate TLS.
+	TLS TLSConfig
 }
 
 // Flags declares a server's flags. Each flag has an environment variable; after Parse, a flag
@@ -169,6 +171,19 @@ func (v *durationValue) Set(s string) error {
 }
 func (v *durationValue) String() string { return time.Duration(*v).String() }
 
+type listValue []string
+
+func (v *listValue) Set(s string) error {
+	*v = nil
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*v = append(*v, p)
+		}
+	}
+	return nil
+}
+func (v *listValue) String() string { return strings.Join(*v, ",") }
+
 type boolValue bool
 
 func (v *boolValue) Set(s string) error {
@@ -192,6 +207,10 @@ func (f *Flags) common(cfg *Config, defaultListen string) {
 	f.add("metrics-listen", "PROTOBENCH_METRICS_LISTEN", "metrics, /healthz and /config listen address host:port", false, (*stringValue)(&cfg.MetricsListen), nil)
 	f.add("max-payload-bytes", "PROTOBENCH_MAX_PAYLOAD_BYTES", "largest accepted payload in bytes; larger requests get the protocol's size error, and a message above it plus 1 KiB of framing is refused unread", false, (*intValue)(&cfg.MaxPayloadBytes), nil)
 	f.add("shutdown-timeout", "PROTOBENCH_SHUTDOWN_TIMEOUT", "how long a graceful stop waits for in-flight calls before closing connections", false, (*durationValue)(&cfg.ShutdownTimeout), nil)
+	f.add("tls-cert", "PROTOBENCH_TLS_CERT", "serve TLS with this PEM certificate (with --tls-key); empty: cleartext", false, (*stringValue)(&cfg.TLS.CertFile), nil)
+	f.add("tls-key", "PROTOBENCH_TLS_KEY", "PEM private key of --tls-cert", false, (*stringValue)(&cfg.TLS.KeyFile), nil)
+	f.add("tls-alpn", "PROTOBENCH_TLS_ALPN", "ALPN protocols offered, comma-separated (the target registry sets them: h2 for gRPC)", false, (*listValue)(&cfg.TLS.ALPN), nil)
+	f.add("tls-handshake-timeout", "PROTOBENCH_TLS_HANDSHAKE_TIMEOUT", "time a client has to finish its TLS handshake", false, (*durationValue)(&cfg.TLS.HandshakeTimeout), nil)
 	f.fs.Var((*boolValue)(&cfg.Probe), "probe", "GET this server's own /healthz and exit 0 if it answers 200 (compose healthcheck)")
 }
 

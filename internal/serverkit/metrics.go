@@ -38,6 +38,9 @@ type Metrics struct {
 	reqCache map[[2]string]prometheus.Counter
 	durCache map[string]prometheus.Observer
 	msgCache map[string][2]prometheus.Counter
+
+	tlsOnce sync.Once
+	tls     *tlsMetrics
 }
 
 // NewMetrics registers the contract's server metrics for protocol on a fresh registry, together
@@ -131,3 +134,10 @@ const (
 	PatternPubSub   = "pubsub"
 	PatternStream   = "stream"
 )
+
+// tlsMetrics registers the TLS handshake series on first use, so cleartext servers do not show
+// them.
+func (m *Metrics) tlsMetrics() *tlsMetrics {
+	m.tlsOnce.Do(func() { m.tls = newTLSMetrics(m.registry) })
+	return m.tls
+}

@@ -54,6 +54,29 @@ func Bind(addr string, srv NetServer) (Service, error) {
 	return &netService{ln: ln, srv: srv}, nil
 }
 
+// BindConfig listens on cfg.Listen and, when cfg.TLS is set, terminates TLS in front of srv:
+// every Go server gets TLS from this one place, chosen by its configuration, never by code of
+// its own. srv sees *tls.Conn connections whose handshake is complete (net/http reads the
+// negotiated ALPN protocol from them to pick HTTP/2).
+func BindConfig(cfg Config, m *Metrics, srv NetServer) (Service, error) {
+	if !cfg.TLS.Enabled() {
+		return Bind(cfg.Listen, srv)
+	}
+	if m == nil {
+		m = NewMetrics(cfg.Protocol)
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
+	}
+	tl, err := newTLSListener(ln, cfg.TLS, m)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return &netService{ln: tl, srv: srv}, nil
+}
+
 type netService struct {
 	ln  net.Listener
 	srv NetServer
@@ -80,6 +103,9 @@ func ParseConfig(spec Spec, args []string, lookup func(string) (string, bool)) (
 			fs.Usage(os.Stderr)
 		}
 		return cfg, nil, err
+	}
+	if (cfg.TLS.CertFile == "") != (cfg.TLS.KeyFile == "") {
+		return cfg, nil, fmt.Errorf("--tls-cert %q and --tls-key %q: want both (TLS) or neither (cleartext)", cfg.TLS.CertFile, cfg.TLS.KeyFile)
 	}
 	if cfg.MaxPayloadBytes <= 0 {
 		return cfg, nil, fmt.Errorf("--max-payload-bytes: want a positive number of bytes, got %d", cfg.MaxPayloadBytes)
@@ -143,7 +169,7 @@ func Start(cfg Config, build Builder, log *slog.Logger) (*Running, error) {
 	// Accept: from here on a client will be served.
 	r.ready.Store(true)
 	cpu := ReadCPUInfo()
-	log.Info("serving", "protocol", cfg.Protocol, "addrs", svc.Addrs(), "metrics", mln.Addr().String(),
+	log.Info("serving", "protocol", cfg.Protocol, "tls", cfg.TLS.Enabled(), "addrs", svc.Addrs(), "metrics", mln.Addr().String(),
 		"max_payload_bytes", cfg.MaxPayloadBytes)
 	log.Info("cpu budget", "gomaxprocs", cpu.GOMAXPROCS, "num_cpu", cpu.NumCPU, "cpu_quota_cores", cpu.QuotaCores,
 		"quota_source", cpu.QuotaSource, "expected_gomaxprocs", cpu.ExpectedGOMAXPROCS, "gomaxprocs_env", cpu.GOMAXPROCSEnv)
@@ -203,6 +229,9 @@ type ConfigDoc struct {
 	MaxPayloadBytes int               `json:"max_payload_bytes"`
 	CPUInfo
 	Knobs []Knob `json:"knobs"`
+	// TLS is true when the main listener terminates TLS; ALPN lists what it offers.
+	TLS  bool     `json:"tls"`
+	ALPN []string `json:"tls_alpn,omitempty"`
 }
 
 func (r *Running) config(w http.ResponseWriter, _ *http.Request) {
@@ -213,6 +242,8 @@ func (r *Running) config(w http.ResponseWriter, _ *http.Request) {
 		MaxPayloadBytes: r.cfg.MaxPayloadBytes,
 		CPUInfo:         ReadCPUInfo(),
 		Knobs:           r.cfg.Knobs,
+		TLS:             r.cfg.TLS.Enabled(),
+		ALPN:            r.cfg.TLS.ALPN,
 	}
 	if doc.Knobs == nil {
 		doc.Knobs = []Knob{}

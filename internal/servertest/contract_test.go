@@ -142,7 +142,7 @@ func grpcRow(name, server, protocol string, opts ...servertest.Option) serverCas
 func suite() []serverCase {
 	goGRPC := grpcRow("grpc", servertest.GRPC, "grpc")
 	goGRPC.extra["health service"] = checkGRPCHealth
-	return []serverCase{
+	return append([]serverCase{
 		goGRPC,
 		{
 			name: "rest", server: servertest.REST, protocol: "rest", okCode: "200",
@@ -204,7 +204,7 @@ func suite() []serverCase {
 		// The aio server with gzip responses: the same contract through seed 001's other knobs.
 		grpcRow("python-grpc-aio-gzip", servertest.PythonGRPC, "python-grpc",
 			servertest.WithKnob("PROTOBENCH_PY_MODE", "aio"), servertest.WithKnob("PROTOBENCH_PY_GZIP", "1")),
-	}
+	}, connectRows()...)
 }
 
 // garbage is bytes no protocol here accepts: not TLS, not HTTP, not ZMTP, not gob.

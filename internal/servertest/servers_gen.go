@@ -3,6 +3,7 @@
 package servertest
 
 import (
+	"github.com/protobench/protobench/internal/server/connectserver"
 	"github.com/protobench/protobench/internal/server/grpcserver"
 	"github.com/protobench/protobench/internal/server/netrpcserver"
 	"github.com/protobench/protobench/internal/server/restserver"
@@ -12,17 +13,21 @@ import (
 
 // Server names accepted by Start: the registry's targets.
 const (
-	GRPC       = "grpc"
-	REST       = "rest"
-	NetRPC     = "netrpc"
-	ZeroMQ     = "zeromq"
-	PythonGRPC = "python-grpc"
+	GRPC        = "grpc"
+	REST        = "rest"
+	Connect     = "connect"
+	ConnectGRPC = "connect-grpc"
+	NetRPC      = "netrpc"
+	ZeroMQ      = "zeromq"
+	PythonGRPC  = "python-grpc"
 )
 
 // goSpecs are the servers Start runs in-process: every registry target with a Go server.
 var goSpecs = map[string]serverkit.Spec{
-	GRPC:   grpcserver.Spec,
-	REST:   restserver.Spec,
-	NetRPC: netrpcserver.Spec,
-	ZeroMQ: zmqserver.Spec,
+	GRPC:        grpcserver.Spec,
+	REST:        restserver.Spec,
+	Connect:     connectserver.Spec,
+	ConnectGRPC: connectserver.Spec,
+	NetRPC:      netrpcserver.Spec,
+	ZeroMQ:      zmqserver.Spec,
 }

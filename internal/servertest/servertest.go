@@ -38,6 +38,7 @@ type Endpoints struct {
 type settings struct {
 	maxPayload int
 	env        map[string]string
+	tlsDir     string
 }
 
 // Option changes how Start configures the server.
@@ -50,6 +51,11 @@ func WithMaxPayloadBytes(n int) Option { return func(s *settings) { s.maxPayload
 // PROTOBENCH_PY_MODE, ...). Go servers read it through their env lookup, never the process
 // environment, so parallel tests do not interfere; the Python server gets it in its environment.
 func WithKnob(env, value string) Option { return func(s *settings) { s.env[env] = value } }
+
+// WithTLS serves TLS with the certificate and key in dir (internal/tlscert's files), offering
+// the ALPN protocols the target's registry entry declares: the same environment the runner sets
+// in a container.
+func WithTLS(dir string) Option { return func(s *settings) { s.tlsDir = dir } }
 
 // loopbackEnv binds a server's extra listeners (targets.Listener) to loopback port 0 too.
 func loopbackEnv(name string) map[string]string {
@@ -70,6 +76,15 @@ func Start(t testing.TB, name string, opts ...Option) Endpoints {
 	s := settings{env: map[string]string{}}
 	for _, o := range opts {
 		o(&s)
+	}
+	if s.tlsDir != "" {
+		tgt, _ := targets.Lookup(name)
+		if tgt.TLS == nil {
+			t.Fatalf("servertest: %s does not serve TLS: %s", name, tgt.NoTLS)
+		}
+		for k, v := range tgt.TLSEnv(s.tlsDir) {
+			s.env[k] = v
+		}
 	}
 	if name == PythonGRPC {
 		return startPython(t, s)

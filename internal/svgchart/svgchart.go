@@ -1,7 +1,7 @@
 // Package svgchart draws the few chart kinds the reports need (grouped bars with interval
 // whiskers, and lines on linear or log axes) as small inline SVG, so a report is one file that
 // opens anywhere without scripts, fonts or network. It was chosen over gonum.org/v1/plot on
-// measured grounds: see the README's report section.
+// measured grounds: see ARCHITECTURE.md, "Why the charts are our own SVG".
 package svgchart
 
 import (
@@ -380,7 +380,7 @@ func (c Bars) SVG() string {
 				tip := fmt.Sprintf("%s, %s: %s", cat, s.Name, FormatNumber(v))
 				lo, hi := at(s.Lo, gi), at(s.Hi, gi)
 				if ys.valid(lo) && ys.valid(hi) {
-					tip += fmt.Sprintf(" (95 %% CI %s–%s)", FormatNumber(lo), FormatNumber(hi))
+					tip += fmt.Sprintf(" (interval %s–%s)", FormatNumber(lo), FormatNumber(hi))
 				}
 				fill := colors[si]
 				if gi < len(s.Colors) && s.Colors[gi] != "" {

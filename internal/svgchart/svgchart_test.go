@@ -36,7 +36,7 @@ func TestBars(t *testing.T) {
 			name: "two groups with intervals",
 			chart: Bars{Title: "a & <b>", Categories: []string{"grpc", "rest"}, Y: Axis{Label: "req/s"},
 				Series: []BarSeries{{Name: "protobench", Values: []float64{100, 200}, Lo: []float64{90, 180}, Hi: []float64{110, 220}}}},
-			rects: 2, whiskers: 2, mustHave: []string{"a &amp; &lt;b&gt;", "grpc, protobench: 100 (95 % CI 90–110)"},
+			rects: 2, whiskers: 2, mustHave: []string{"a &amp; &lt;b&gt;", "grpc, protobench: 100 (interval 90–110)"},
 		},
 		{
 			name: "missing values leave gaps",

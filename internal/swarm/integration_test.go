@@ -2,6 +2,8 @@ package swarm
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"strings"
@@ -133,5 +135,45 @@ printf 'line1\nno newline'; echo oops >&2; exit 3`}},
 	}
 	if err := c.RemoveService(ctx, srv.Name); err != nil {
 		t.Errorf("removing a removed service: %v", err)
+	}
+}
+
+// TestJobTransferOutlivesLogRotation runs a job whose transfer is larger than a daemon's
+// default log keeps when it rotates (json-file max-size=10m, max-file=3 on the build machines:
+// 30 MB of JSON log, about 13 MB of base64): 24 MiB of random bytes, which gzip cannot shrink,
+// in a file of RawDir, and their sha256 on stdout. Under the daemon's own log options the begin
+// marker was rotated away, as ghz's 20 MB reports were on --engine swarm; with the job's own
+// log options every byte comes back.
+func TestJobTransferOutlivesLogRotation(t *testing.T) {
+	sw := swarmtest.Use(t)
+	needImage(t, sw.Docker)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	project := fmt.Sprintf("pbtest-swarmlog-%d", os.Getpid())
+	c, _, err := New(ctx, sw.Docker, project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.RemoveAll(context.Background()); err != nil {
+			t.Errorf("RemoveAll: %v", err)
+		}
+	})
+	const size = 24 << 20
+	job := Job{
+		Spec: ServiceSpec{Name: c.ServiceName("big-1"), Image: testImage, Entrypoint: []string{"/bin/sh"},
+			Args: []string{"-c", fmt.Sprintf("head -c %d /dev/urandom >/raw/big.bin && sha256sum /raw/big.bin | cut -d' ' -f1", size)}},
+		RawDir: "/raw",
+	}
+	start := time.Now()
+	res, err := c.RunJob(ctx, job)
+	if err != nil {
+		t.Fatalf("a job with a %d MiB transfer: %v", size>>20, err)
+	}
+	t.Logf("a %d MiB transfer came back in %s", size>>20, time.Since(start).Round(time.Millisecond))
+	got := res.Files["big.bin"]
+	sum := sha256.Sum256(got)
+	if len(got) != size || hex.EncodeToString(sum[:]) != strings.TrimSpace(string(res.Stdout)) {
+		t.Errorf("big.bin: %d bytes, sha256 %x; the job wrote %d bytes, sha256 %s", len(got), sum, size, res.Stdout)
 	}
 }

@@ -44,6 +44,10 @@ type ServiceSpec struct {
 	// NoHealthcheck turns off a health check the image may declare: the runner probes the
 	// server itself before the run, and a probe during it would count as server CPU.
 	NoHealthcheck bool
+	// LogDriver and LogOpts set the tasks' log driver instead of the daemon's default (and its
+	// default options, which dockerd merges in only for its own default driver).
+	LogDriver string
+	LogOpts   map[string]string
 }
 
 // Mount is a bind mount (Source is a path on the task's node) or a tmpfs (Source empty).
@@ -141,6 +145,12 @@ func (s ServiceSpec) CreateArgs() []string {
 	}
 	if s.NoHealthcheck {
 		args = append(args, "--no-healthcheck")
+	}
+	if s.LogDriver != "" {
+		args = append(args, "--log-driver", s.LogDriver)
+	}
+	for _, kv := range sortedPairs(s.LogOpts) {
+		args = append(args, "--log-opt", kv)
 	}
 	if len(s.Entrypoint) > 0 {
 		// The CLI splits --entrypoint like a shell would.

@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"encoding/base64"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -218,4 +221,84 @@ func TestUnderlayMTU(t *testing.T) {
 	if got := underlayMTU(nil); got != 0 {
 		t.Errorf("underlayMTU(nil) = %d; want 0", got)
 	}
+}
+
+// TestWrapperScriptRoundTrip runs the job wrapper itself with this host's sh, tar, gzip and
+// base64 around a small tool, and reads its output back: the compressed transfer, and the
+// plain one an image without gzip prints.
+func TestWrapperScriptRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		path string // PATH for the wrapper; without gzip on it the transfer is plain
+	}{{"gzip", os.Getenv("PATH")}, {"no gzip", ""}} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := t.TempDir()
+			env := os.Environ()
+			if tc.path == "" {
+				bin := t.TempDir()
+				for _, prog := range []string{"sh", "mkdir", "date", "tar", "base64", "cat", "head"} {
+					p, err := exec.LookPath(prog)
+					if err != nil {
+						t.Skipf("%s: %v", prog, err)
+					}
+					if err := os.Symlink(p, filepath.Join(bin, prog)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				env = append(env, "PATH="+bin)
+			}
+			// 300 KB of a repetitive report, as ghz prints, and a file in RawDir.
+			tool := `i=0; while [ $i -lt 3000 ]; do echo '{"latency":1234567,"error":"","status":"OK"}'; i=$((i+1)); done; echo x > "` + raw + `/out.txt"; echo warn >&2; exit 4`
+			cmd := exec.Command("/bin/sh", "-c", wrapperScript(raw), "protobench-transfer", "/bin/sh", "-c", tool)
+			cmd.Env = env
+			out, err := cmd.Output()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 4 {
+				t.Fatalf("wrapper: %v (want the tool's exit 4)", err)
+			}
+			header := transferBegin
+			if tc.path != "" {
+				header += " gzip"
+			}
+			if !bytes.Contains(out, []byte("\n"+header+"\n")) && !bytes.HasPrefix(out, []byte(header+"\n")) {
+				t.Fatalf("no %q line in the wrapper's output", header)
+			}
+			var res JobResult
+			if err := unpackTransfer(out, nil, &res); err != nil {
+				t.Fatal(err)
+			}
+			if n := bytes.Count(res.Stdout, []byte("\n")); n != 3000 || res.ExitCode != 4 || string(res.Stderr) != "warn\n" || !hasFile(res.Files, "out.txt", "x\n") {
+				t.Errorf("stdout lines %d exit %d stderr %q files %v", n, res.ExitCode, res.Stderr, res.Files)
+			}
+			if tc.path != "" && len(out) > 100_000 {
+				t.Errorf("the compressed transfer of a 150 KB repetitive report is %d bytes", len(out))
+			}
+			// Rotation that dropped the begin marker is named as such.
+			lines := strings.SplitAfter(string(out), "\n")
+			i := slices.Index(lines, header+"\n")
+			if err := unpackTransfer([]byte(strings.Join(lines[i+2:], "")), nil, &res); err == nil || !strings.Contains(err.Error(), "rotation") {
+				t.Errorf("a log whose start was rotated away: %v", err)
+			}
+		})
+	}
+}
+
+func TestWrapJobOwnLog(t *testing.T) {
+	spec, err := WrapJob(Job{Spec: ServiceSpec{Name: "j", Image: "i", Args: []string{"true"}}, RawDir: "/raw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(spec.CreateArgs(), " ")
+	if !strings.Contains(got, "--log-driver json-file --log-opt max-file=1 --log-opt max-size=8g") {
+		t.Errorf("a job's task must set its own log options, got\n%s", got)
+	}
+}
+
+// hasFile says whether files holds name (under RawDir's folders below its first) with body.
+func hasFile(files map[string][]byte, name, body string) bool {
+	for k, v := range files {
+		if (k == name || strings.HasSuffix(k, "/"+name)) && string(v) == body {
+			return true
+		}
+	}
+	return false
 }

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -28,7 +29,15 @@ import (
 //     and exits with the tool's own status.
 //
 // The runner reads that back with `docker service logs --raw`, which works for a task on any
-// node. Base64 lines are 76 characters: Docker splits log lines longer than 16 KiB, which could
+// node. The log must hold the whole transfer, and a daemon's default log options need not: a
+// json-file driver with log-opts max-size=10m and max-file=3 (the build machines' daemon.json)
+// keeps the last 30 MB of a container's log, about 13 MB of base64 once json-file has wrapped
+// each 76-character line in its JSON. ghz's report carries about 200 bytes per call, so 5 s of
+// ghz at 20k calls/s is a 20 MB report: the log rotated the begin marker away, and the job
+// failed with "no transfer in the job's log" though the tool and the wrapper had run to their
+// end. So a job's task sets its own log driver and options (jobLogDriver, jobLogOpts), which
+// dockerd does not merge with its defaults past the keys given, and the tar is compressed
+// (ghz's per-call JSON shrinks about tenfold) when the image has gzip. Base64 lines are 76 characters: Docker splits log lines longer than 16 KiB, which could
 // otherwise corrupt a long line of a tool's own output (a JSON result on one line), and the
 // tool's bytes come back exactly, without the log driver's view of lines at all. The cost is a
 // third more bytes through the log and a tar and base64 after the measured window has closed.
@@ -50,11 +59,24 @@ code=$?
 date +%s.%N >"$m/ended"
 echo "$code" >"$m/exit"
 ulimit -n >"$m/nofile"
+pack() { tar -cf - -C "$m" stdout stderr exit nofile started ended -C / '` + strings.TrimPrefix(path.Clean(rawDir), "/") + `'; }
+if command -v gzip >/dev/null 2>&1; then
+echo ` + transferBegin + ` gzip
+pack | gzip -1 | base64
+else
 echo ` + transferBegin + `
-tar -cf - -C "$m" stdout stderr exit nofile started ended -C / '` + strings.TrimPrefix(path.Clean(rawDir), "/") + `' | base64
+pack | base64
+fi
 echo ` + transferEnd + `
 exit "$code"`
 }
+
+// jobLogDriver and jobLogOpts are a job task's log: json-file, which `docker service logs`
+// reads on every node, in one file large enough for any transfer (json-file wants a positive
+// max-size; the file goes with the task's container when the job's service is removed).
+const jobLogDriver = "json-file"
+
+var jobLogOpts = map[string]string{"max-size": "8g", "max-file": "1"}
 
 // Job is a run-once tool.
 type Job struct {
@@ -96,6 +118,7 @@ func WrapJob(j Job) (ServiceSpec, error) {
 	spec.Entrypoint = []string{"/bin/sh"}
 	spec.Args = append([]string{"-c", wrapperScript(j.RawDir), "protobench-transfer"}, cmd...)
 	spec.Mounts = append(append([]Mount{}, spec.Mounts...), Mount{Target: path.Clean(j.RawDir)})
+	spec.LogDriver, spec.LogOpts = jobLogDriver, jobLogOpts
 	return spec, nil
 }
 
@@ -158,11 +181,12 @@ func unpackTransfer(log []byte, inputs map[string][]byte, res *JobResult) error 
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	var b64 strings.Builder
 	state := 0 // 0 before, 1 inside, 2 after
+	gzipped := false
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), "\r")
 		switch {
-		case state == 0 && line == transferBegin:
-			state = 1
+		case state == 0 && (line == transferBegin || line == transferBegin+" gzip"):
+			state, gzipped = 1, line != transferBegin
 		case state == 1 && line == transferEnd:
 			state = 2
 		case state == 1:
@@ -174,6 +198,9 @@ func unpackTransfer(log []byte, inputs map[string][]byte, res *JobResult) error 
 	}
 	switch state {
 	case 0:
+		if looksLikeBase64(log) {
+			return errors.New("the job's log starts inside a transfer: the log driver dropped its beginning (rotation)")
+		}
 		return errors.New("no transfer in the job's log (the wrapper did not run to its end)")
 	case 1:
 		return errors.New("the transfer in the job's log is cut short")
@@ -182,7 +209,15 @@ func unpackTransfer(log []byte, inputs map[string][]byte, res *JobResult) error 
 	if err != nil {
 		return fmt.Errorf("transfer: %w", err)
 	}
-	tr := tar.NewReader(bytes.NewReader(data))
+	var archive io.Reader = bytes.NewReader(data)
+	if gzipped {
+		zr, err := gzip.NewReader(archive)
+		if err != nil {
+			return fmt.Errorf("transfer: %w", err)
+		}
+		archive = zr
+	}
+	tr := tar.NewReader(archive)
 	res.Files = map[string][]byte{}
 	var sawExit bool
 	for {
@@ -256,4 +291,16 @@ func lastLines(b []byte, n int) string {
 		return "(none)"
 	}
 	return s
+}
+
+// looksLikeBase64 says whether a log's first line is a full line of the transfer's base64, as
+// it is when rotation dropped the begin marker.
+func looksLikeBase64(log []byte) bool {
+	first, _, _ := bytes.Cut(log, []byte("\n"))
+	first = bytes.TrimRight(first, "\r")
+	if len(first) != 76 {
+		return false
+	}
+	_, err := base64.StdEncoding.DecodeString(string(first))
+	return err == nil
 }

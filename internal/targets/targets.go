@@ -16,14 +16,20 @@ import (
 // Protocols: the scheme a target's address speaks, which is also the name of the load
 // generator's driver for it and what a tool declares it can drive.
 const (
-	GRPC   = "grpc"
-	HTTP   = "http"
-	NetRPC = "netrpc"
-	ZMQ    = "zmq"
+	GRPC    = "grpc"
+	HTTP    = "http"
+	Connect = "connect" // the Connect protocol (connectrpc.com): unary POSTs of protobuf or JSON
+	NetRPC  = "netrpc"
+	ZMQ     = "zmq"
 )
 
 // Protocols lists every protocol, in the order the documentation uses.
-var Protocols = []string{GRPC, HTTP, NetRPC, ZMQ}
+var Protocols = []string{GRPC, HTTP, Connect, NetRPC, ZMQ}
+
+// OverHTTP marks the protocols whose requests are plain HTTP requests, so that a step picks their
+// HTTP version (1.1 or h2c) and body encoding as it does REST's, and HTTP/1.1 carries one request
+// per connection.
+var OverHTTP = map[string]bool{HTTP: true, Connect: true}
 
 // HTTP versions and body encodings an HTTP target can serve; the first of each is the default.
 const (
@@ -82,7 +88,7 @@ type Caps struct {
 type Target struct {
 	Name     string // scenario target, compose service, results and dashboard label
 	GoName   string // its identifier in generated Go code (servertest's server names)
-	Protocol string // GRPC, HTTP, NetRPC or ZMQ
+	Protocol string // one of Protocols: GRPC, HTTP, Connect, NetRPC or ZMQ
 	About    string // one line for listings
 
 	// ServerDir is the server's folder (its main, or its Dockerfile and sources).
@@ -108,11 +114,69 @@ type Target struct {
 	Encodings    []string  // HTTP targets: body encodings; the first is the default
 	Knobs        map[string]Knob
 	Caps         Caps
+
+	// AlsoSpeaks are further protocols the same server answers on the same port (connect-go
+	// serves gRPC beside Connect). Each becomes a target of its own, named <name>-<protocol>, so
+	// that a step, a tool and a result name the wire it measured; it runs the same server.
+	AlsoSpeaks []string
+	// SpeaksFor is, on such a derived target, the name of the entry it came from.
+	SpeaksFor string
+
+	// TLS says how the server terminates TLS when a step asks for it; nil: it cannot, and
+	// NoTLS says why.
+	TLS   *TLSSupport
+	NoTLS string
+}
+
+// TLSSupport is a target's TLS: the ALPN protocols it offers (PROTOBENCH_TLS_ALPN) and how.
+type TLSSupport struct {
+	ALPN  []string
+	About string
+}
+
+// The environment a TLS server reads, and where the runner mounts the run's certificates (read
+// only) in server and tool containers.
+const (
+	TLSCertEnv = "PROTOBENCH_TLS_CERT"
+	TLSKeyEnv  = "PROTOBENCH_TLS_KEY"
+	TLSALPNEnv = "PROTOBENCH_TLS_ALPN"
+	TLSMount   = "/run/protobench/tls"
+)
+
+// TLSEnv is the server environment that turns TLS on, with certificates under dir (TLSMount in
+// a container); nil for a target without TLS.
+func (t Target) TLSEnv(dir string) map[string]string {
+	if t.TLS == nil {
+		return nil
+	}
+	return map[string]string{
+		TLSCertEnv: dir + "/server.pem",
+		TLSKeyEnv:  dir + "/server-key.pem",
+		TLSALPNEnv: strings.Join(t.TLS.ALPN, ","),
+	}
+}
+
+// TLSTargets names the targets that serve TLS, for error messages.
+func TLSTargets() string {
+	var names []string
+	for _, t := range all {
+		if t.TLS != nil {
+			names = append(names, t.Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // commonKnobs apply to every reference server.
 var commonKnobs = map[string]Knob{
 	"max_payload_bytes": {Env: "PROTOBENCH_MAX_PAYLOAD_BYTES", Kind: KnobSize, Min: 1, About: "largest request the server accepts (default 16 MiB); a step's payload may not exceed it"},
+}
+
+// httpKnobs are the transport knobs of the servers on serverkit's HTTP server (REST, Connect).
+var httpKnobs = map[string]Knob{
+	"idle_timeout":                 {Env: "PROTOBENCH_HTTP_IDLE_TIMEOUT", Kind: KnobDuration, About: "http.Server.IdleTimeout"},
+	"read_header_timeout":          {Env: "PROTOBENCH_HTTP_READ_HEADER_TIMEOUT", Kind: KnobDuration, About: "http.Server.ReadHeaderTimeout"},
+	"http2_max_concurrent_streams": {Env: "PROTOBENCH_HTTP2_MAX_CONCURRENT_STREAMS", Kind: KnobInt, Min: 1, About: "h2c streams per connection (http.HTTP2Config.MaxConcurrentStreams, default 250)"},
 }
 
 // DefaultCaps are what a server gets in the compose stack when a scenario sets nothing.
@@ -139,6 +203,7 @@ var all = []Target{
 		Name: "grpc", GoName: "GRPC", Protocol: GRPC, About: "Go gRPC (grpc-go)",
 		GoServer: "internal/server/grpcserver", Port: 50051,
 		Methods: append(slices.Clone(unary), contract.MethodEchoStream),
+		TLS:     &TLSSupport{ALPN: []string{"h2"}, About: "crypto/tls in front of grpc-go (serverkit), ALPN h2"},
 		Knobs: map[string]Knob{
 			"max_concurrent_streams": {Env: "PROTOBENCH_GRPC_MAX_CONCURRENT_STREAMS", Kind: KnobInt, Min: 1, About: "HTTP/2 streams per connection (grpc.MaxConcurrentStreams)"},
 			"read_buffer_bytes":      {Env: "PROTOBENCH_GRPC_READ_BUFFER_BYTES", Kind: KnobSize, About: "grpc-go's per-connection read buffer (grpc.ReadBufferSize)"},
@@ -152,15 +217,24 @@ var all = []Target{
 		Methods:      slices.Clone(unary),
 		HTTPVersions: []string{HTTP1, HTTP2},
 		Encodings:    []string{EncodingJSON, EncodingProtobuf},
-		Knobs: map[string]Knob{
-			"idle_timeout":        {Env: "PROTOBENCH_HTTP_IDLE_TIMEOUT", Kind: KnobDuration, About: "http.Server.IdleTimeout"},
-			"read_header_timeout": {Env: "PROTOBENCH_HTTP_READ_HEADER_TIMEOUT", Kind: KnobDuration, About: "http.Server.ReadHeaderTimeout"},
-		},
+		Knobs:        httpKnobs,
+		TLS:          &TLSSupport{ALPN: []string{"h2", "http/1.1"}, About: "crypto/tls (serverkit); ALPN picks HTTPS/2 or HTTPS/1.1"},
+	}),
+	goServer(Target{
+		Name: "connect", GoName: "Connect", Protocol: Connect, About: "Go connect-go (connectrpc.com/connect) on net/http: Connect, gRPC and gRPC-Web, HTTP/1.1 and h2c",
+		GoServer: "internal/server/connectserver", Port: 8081,
+		Methods:      append(slices.Clone(unary), contract.MethodEchoStream),
+		HTTPVersions: []string{HTTP1, HTTP2},
+		Encodings:    []string{EncodingProtobuf, EncodingJSON},
+		AlsoSpeaks:   []string{GRPC},
+		Knobs:        httpKnobs,
+		NoTLS:        "not wired yet: connect-go arrived in the same round as TLS; serverkit.BindConfig would serve it, untested (docs/tls.md)",
 	}),
 	goServer(Target{
 		Name: "netrpc", GoName: "NetRPC", Protocol: NetRPC, About: "Go net/rpc (gob)",
 		GoServer: "internal/server/netrpcserver", Port: 4200,
 		Methods: slices.Clone(unary),
+		TLS:     &TLSSupport{About: "crypto/tls listener (serverkit), as tls.Listen; no ALPN"},
 	}),
 	goServer(Target{
 		Name: "zeromq", GoName: "ZeroMQ", Protocol: ZMQ, About: "Go on libzmq: ROUTER, PULL and PUB",
@@ -170,6 +244,7 @@ var all = []Target{
 			{Name: "pub", Env: "PROTOBENCH_ZMQ_PUB_LISTEN", Port: 5557},
 		},
 		Methods: append(slices.Clone(unary), MethodPublish),
+		NoTLS:   "ZeroMQ has no TLS transport; its CURVE security (libzmq + libsodium) is a different handshake and cipher, not measured here (docs/tls.md)",
 		Patterns: []Pattern{
 			{Name: "dealer", Methods: unary, Multiplexes: true, About: "DEALER to ROUTER, requests pipelined on one socket"},
 			{Name: "req", Methods: unary, About: "REQ to ROUTER, one request in flight per socket"},
@@ -188,6 +263,7 @@ var all = []Target{
 		Health:        []string{"python3", "/app/server.py", "--probe"},
 		HealthRetries: 90, // grpcio's import is slow on a capped core
 		Methods:       append(slices.Clone(unary), contract.MethodEchoStream),
+		TLS:           &TLSSupport{ALPN: []string{"h2"}, About: "grpc.ssl_server_credentials (gRPC core's TLS; ALPN h2)"},
 		Knobs: map[string]Knob{
 			"mode":    {Env: "PROTOBENCH_PY_MODE", Kind: KnobEnum, Enum: []string{"sync", "aio"}, About: "thread-pool server (sync, the default) or asyncio server (aio)"},
 			"gzip":    {Env: "PROTOBENCH_PY_GZIP", Kind: KnobBool, About: "compress every response with gzip"},
@@ -197,6 +273,7 @@ var all = []Target{
 }
 
 func init() {
+	all = withDerived(all)
 	for i := range all {
 		t := &all[i]
 		if t.MetricsPort == 0 {
@@ -217,6 +294,26 @@ func init() {
 		}
 		t.Knobs = knobs
 	}
+}
+
+// withDerived inserts, after each entry, a target for every protocol in its AlsoSpeaks: the same
+// server, image, port and knobs, addressed in that protocol (no HTTP version or encoding of its
+// own: gRPC fixes both).
+func withDerived(entries []Target) []Target {
+	var out []Target
+	for _, t := range entries {
+		out = append(out, t)
+		for _, p := range t.AlsoSpeaks {
+			d := t
+			d.Name = t.Name + "-" + p
+			d.GoName = t.GoName + strings.ToUpper(p)
+			d.Protocol = p
+			d.About = t.About + ", spoken to in " + p
+			d.HTTPVersions, d.Encodings, d.AlsoSpeaks, d.SpeaksFor = nil, nil, nil, t.Name
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // All returns every registered target, in listing order.
@@ -247,7 +344,7 @@ func Lookup(name string) (Target, bool) {
 }
 
 // IsHTTP reports whether the target speaks HTTP, and so takes an HTTP version and an encoding.
-func (t Target) IsHTTP() bool { return t.Protocol == HTTP }
+func (t Target) IsHTTP() bool { return OverHTTP[t.Protocol] }
 
 // Streams reports whether the target serves a streaming method.
 func (t Target) Streams() bool { return slices.Contains(t.Methods, contract.MethodEchoStream) }

@@ -30,8 +30,12 @@ type Invocation struct {
 	// targets only.
 	HTTPVersion string
 	Encoding    string
-	Warmup      time.Duration // 0 when the runner does the warm-up as a separate invocation
-	Duration    time.Duration
+	// CAFile, when set, makes the invocation TLS: the run's CA certificate as the tool sees it
+	// (targets.TLSMount in its container); ServerName is the name the server certificate holds.
+	CAFile     string
+	ServerName string
+	Warmup     time.Duration // 0 when the runner does the warm-up as a separate invocation
+	Duration   time.Duration
 	// ClientCPUs is the CPU the tool may use, when known (bench-generators pins each tool to one
 	// core); tools with a thread count run one event loop per CPU. 0: the tool's default.
 	ClientCPUs float64
@@ -79,7 +83,7 @@ type Raw struct {
 
 // Adapter turns an Invocation into a command line and the tool's output into a Record.
 type Adapter interface {
-	// Name is the tool name used in scenarios and results: protobench, ghz, wrk, k6.
+	// Name is the tool name used in scenarios and results; Names lists every registered one.
 	Name() string
 	// Service is the compose service (and image) the tool runs in.
 	Service() string
@@ -115,6 +119,8 @@ type Capabilities struct {
 	Mix bool
 	// Requests is true when it can send a custom target's own Request.
 	Requests bool
+	// TLS is true when it can drive a TLS step, trusting the run's CA (Invocation.CAFile).
+	TLS bool
 	// Image is the logical image (internal/images) the tool runs from; ImageVariant, when set,
 	// is the variant that image must hold (wrk2 shares wrk's image where wrk2 could be built).
 	Image        string
@@ -122,7 +128,7 @@ type Capabilities struct {
 	// Limits says in words what the tool cannot drive, for messages that refuse a step.
 	Limits string
 	// ClientBound is true for a tool that spends more CPU per request than the servers it loads
-	// (bench-generators in the README: k6 65-81 us, ghz 19 us, against 10-28 us for the
+	// (docs/generator.md: k6 65-81 us, ghz 19 us, against 10-28 us for the
 	// servers), so that its steps are bound by its own core while the server's has room. On a
 	// host where the observability stack shares the client's core, the stack moves to the
 	// server's for such a tool's steps (scenario.Layout.StackCPUSet).

@@ -68,6 +68,24 @@ def parse_int(text, what, minimum=0):
     return n
 
 
+def parse_seconds(text, what):
+    """A duration as the Go servers take it: 500ms, 10s or 1m (a bare number is seconds)."""
+    t = str(text).strip()
+    for suffix, scale in (("ms", 0.001), ("s", 1.0), ("m", 60.0)):
+        if t.endswith(suffix):
+            t, unit = t[:-len(suffix)], scale
+            break
+    else:
+        unit = 1.0
+    try:
+        v = float(t) * unit
+    except ValueError:
+        raise UsageError("%s: want a duration such as 10s or 500ms, got %r" % (what, text))
+    if v < 0:
+        raise UsageError("%s: want a non-negative duration, got %r" % (what, text))
+    return v
+
+
 def split_host_port(addr, what):
     host, sep, port = addr.rpartition(":")
     if not sep:
@@ -86,6 +104,10 @@ def parse_config(argv):
     p.add_argument("--threads", help="sync thread-pool size (env PROTOBENCH_PY_THREADS)")
     p.add_argument("--gzip", help="1 to gzip responses (env PROTOBENCH_PY_GZIP)")
     p.add_argument("--shutdown-timeout", help="seconds of grace on SIGTERM (env PROTOBENCH_SHUTDOWN_TIMEOUT)")
+    p.add_argument("--tls-cert", help="serve TLS with this PEM certificate (env PROTOBENCH_TLS_CERT)")
+    p.add_argument("--tls-key", help="PEM private key of --tls-cert (env PROTOBENCH_TLS_KEY)")
+    p.add_argument("--tls-handshake-timeout", help="time a client has to finish its TLS handshake "
+                   "(env PROTOBENCH_TLS_HANDSHAKE_TIMEOUT)")
     p.add_argument("--probe", action="store_true", help="GET own /healthz and exit 0 if it answers 200")
     a = p.parse_args(argv)
 
@@ -102,8 +124,15 @@ def parse_config(argv):
         "gzip": pick(a.gzip, "PROTOBENCH_PY_GZIP", "0"),
         "shutdown_timeout": float(parse_int(str(pick(a.shutdown_timeout, "PROTOBENCH_SHUTDOWN_TIMEOUT", "10")).rstrip("s"),
                                             "--shutdown-timeout / PROTOBENCH_SHUTDOWN_TIMEOUT")),
+        "tls_cert": pick(a.tls_cert, "PROTOBENCH_TLS_CERT", ""),
+        "tls_key": pick(a.tls_key, "PROTOBENCH_TLS_KEY", ""),
+        "tls_handshake_timeout": parse_seconds(pick(a.tls_handshake_timeout, "PROTOBENCH_TLS_HANDSHAKE_TIMEOUT", "10s"),
+                                               "--tls-handshake-timeout / PROTOBENCH_TLS_HANDSHAKE_TIMEOUT"),
         "probe": a.probe,
     }
+    if bool(cfg["tls_cert"]) != bool(cfg["tls_key"]):
+        raise UsageError("--tls-cert %r and --tls-key %r: want both (TLS) or neither (cleartext)"
+                         % (cfg["tls_cert"], cfg["tls_key"]))
     if cfg["mode"] not in ("sync", "aio"):
         raise UsageError("--mode / PROTOBENCH_PY_MODE: want sync or aio, got %r" % cfg["mode"])
     if cfg["gzip"] not in ("0", "1", "true", "false"):
@@ -364,6 +393,7 @@ def make_http_handler(state):
                     "python": sys.version.split()[0],
                     "grpcio": state.grpc_version,
                     "knobs": knobs(state.cfg),
+                    "tls": bool(state.cfg["tls_cert"]),
                 }
                 doc.update(cpu_info())
                 self._send(200, (json.dumps(doc, indent=2) + "\n").encode(), "application/json")
@@ -399,7 +429,25 @@ def announce(state):
 
 def server_options(cfg):
     limit = cfg["max_payload_bytes"] + FRAMING_SLACK_BYTES
-    return [("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)]
+    # The handshake bound matches the Go servers' (gRPC core's default is 120 s), so a client that
+    # stops mid-handshake is cut off as soon on every server.
+    return [("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit),
+            ("grpc.server_handshake_timeout_ms", int(cfg["tls_handshake_timeout"] * 1000))]
+
+
+def add_port(server, addr, cfg, grpc):
+    """Bind the gRPC port: TLS through grpc.ssl_server_credentials when the runner mounted a
+    certificate (PROTOBENCH_TLS_CERT), cleartext otherwise. gRPC core negotiates ALPN h2 itself."""
+    if not cfg["tls_cert"]:
+        return server.add_insecure_port(addr)
+    try:
+        with open(cfg["tls_key"], "rb") as f:
+            key = f.read()
+        with open(cfg["tls_cert"], "rb") as f:
+            chain = f.read()
+    except OSError as e:
+        raise RuntimeError("--tls-cert / --tls-key: %s" % e)
+    return server.add_secure_port(addr, grpc.ssl_server_credentials([(key, chain)]))
 
 
 def run_sync(cfg, state, grpc, pb, pb_grpc):
@@ -409,7 +457,7 @@ def run_sync(cfg, state, grpc, pb, pb_grpc):
     Bench = make_servicer_class(grpc, pb, pb_grpc, state.metrics, cfg["max_payload_bytes"], aio=False)
     pb_grpc.add_BenchServicer_to_server(Bench(), server)
     addr, host = grpc_address(cfg["listen"])
-    port = server.add_insecure_port(addr)
+    port = add_port(server, addr, cfg, grpc)
     if port == 0:
         raise RuntimeError("cannot listen on %s" % cfg["listen"])
     server.start()
@@ -430,7 +478,7 @@ async def run_aio(cfg, state, grpc, pb, pb_grpc):
     Bench = make_servicer_class(grpc, pb, pb_grpc, state.metrics, cfg["max_payload_bytes"], aio=True)
     pb_grpc.add_BenchServicer_to_server(Bench(), server)
     addr, host = grpc_address(cfg["listen"])
-    port = server.add_insecure_port(addr)
+    port = add_port(server, addr, cfg, grpc)
     if port == 0:
         raise RuntimeError("cannot listen on %s" % cfg["listen"])
     await server.start()

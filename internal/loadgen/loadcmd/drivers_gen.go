@@ -3,6 +3,7 @@
 package loadcmd
 
 import (
+	_ "github.com/protobench/protobench/internal/loadgen/driver/connect"
 	_ "github.com/protobench/protobench/internal/loadgen/driver/grpc"
 	_ "github.com/protobench/protobench/internal/loadgen/driver/http"
 	_ "github.com/protobench/protobench/internal/loadgen/driver/netrpc"

@@ -427,3 +427,67 @@ func serveLiveMetrics(t *testing.T, cfg *loadgen.Config) (*loadgen.LiveMetrics, 
 	t.Cleanup(func() { _ = ms.Close() })
 	return live, ms
 }
+
+// TestStoppedServerLeavesNothingOut runs the open model against a loopback server that stops
+// answering partway: the requests it holds and the ones the schedule could no longer send must
+// reach the result as incomplete, flagged, and in the corrected latency.
+func TestStoppedServerLeavesNothingOut(t *testing.T) {
+	var stopped atomic.Bool
+	release := make(chan struct{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(contract.UserByID(contract.RequestUserID))
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if stopped.Load() {
+			<-release // never answers while the run lasts
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { close(release); srv.Close() })
+
+	const rate, seconds = 200, 3
+	cfg, _, err := loadgen.ParseArgs([]string{
+		"--target", "http://" + ln.Addr().String(), "--rate", strconv.Itoa(rate), "--duration", strconv.Itoa(seconds) + "s",
+		"--warmup", "0s", "--connections", "1", "--concurrency", "4",
+	}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		stopped.Store(true)
+	}()
+	res, _ := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{DrainTimeout: time.Second})
+	if res == nil {
+		t.Fatal("no result")
+	}
+	scheduled := int64(rate * seconds)
+	if got := res.Requests + res.Incomplete; got != scheduled {
+		t.Errorf("requests %d + incomplete %d = %d, want every scheduled request (%d) accounted for", res.Requests, res.Incomplete, got, scheduled)
+	}
+	if res.Incomplete < scheduled/4 || res.Unsent == 0 || res.Unsent > res.Incomplete {
+		t.Errorf("incomplete %d (unsent %d) of %d scheduled, want the second half of the run (and the unsent part of it)", res.Incomplete, res.Unsent, scheduled)
+	}
+	if !contains(res.Flags, record.FlagIncomplete) {
+		t.Errorf("flags %v, want %s", res.Flags, record.FlagIncomplete)
+	}
+	if got := res.LatencyHistogram().TotalCount(); got != scheduled {
+		t.Errorf("latency histogram holds %d requests, want all %d scheduled", got, scheduled)
+	}
+	// The first unanswered request was due about 1.5 s before the schedule ended, and the run ends
+	// a drain timeout after that: the worst latency counts all of it.
+	if res.LatencyMs.Max < 2000 {
+		t.Errorf("latency max %.1f ms, want the stall counted to the end of the run (over 2 s)", res.LatencyMs.Max)
+	}
+	if res.ServiceTimeMs.Max >= 1000 {
+		t.Errorf("service time max %.1f ms, want only answered requests in it", res.ServiceTimeMs.Max)
+	}
+	if res.ThroughputRPS > rate*0.75 {
+		t.Errorf("throughput %.1f rps, want only the answered requests (about half of %d)", res.ThroughputRPS, rate)
+	}
+}

@@ -109,6 +109,16 @@ type Options struct {
 	Quick bool
 	// ScenarioText replaces Scenario (e.g. to make a folder of another scenario).
 	ScenarioText string
+	// Repeat overrides every step's repeats, as --repeat does.
+	Repeat int
+	// Phase shifts the jitter's pattern, so that two folders with the same Jitter differ as two
+	// runs of the same code do.
+	Phase float64
+	// HostSpeed, when not 0, is recorded as run.json's host speed index at the start, and
+	// HostSpeedEnd (default: the same) at the end, for both roles.
+	HostSpeed, HostSpeedEnd float64
+	// ImageID replaces the protobench image's ID in run.json.
+	ImageID string
 }
 
 // Folder writes a results folder under t.TempDir() and returns its path.
@@ -134,7 +144,7 @@ func Write(dir string, opts Options) error {
 	if err != nil {
 		return err
 	}
-	plan, err := sc.Plan(scenario.PlanOptions{Cores: 2, Quick: opts.Quick})
+	plan, err := sc.Plan(scenario.PlanOptions{Cores: 2, Quick: opts.Quick, Repeat: opts.Repeat})
 	if err != nil {
 		return err
 	}
@@ -149,7 +159,7 @@ func Write(dir string, opts Options) error {
 	var recs []record.Record
 	for i, r := range runs {
 		rec := results.FromRun(plan, r)
-		wobble := 1 + opts.Jitter*math.Sin(float64(7*i+3))
+		wobble := 1 + opts.Jitter*math.Sin(float64(7*i+3)+opts.Phase)
 		base := 20000.0
 		if r.Target == "rest" {
 			base = 15000
@@ -213,6 +223,21 @@ func Write(dir string, opts Options) error {
 	}
 	if opts.GrafanaURL != "" {
 		run["grafana_url"] = opts.GrafanaURL
+	}
+	if opts.Repeat > 0 {
+		run["plan_flags"] = map[string]any{"quick": opts.Quick, "repeat": opts.Repeat}
+	}
+	if opts.ImageID != "" {
+		run["images"].([]map[string]any)[0]["id"] = opts.ImageID
+	}
+	if opts.HostSpeed > 0 {
+		end := opts.HostSpeedEnd
+		if end == 0 {
+			end = opts.HostSpeed
+		}
+		run["host_speed"] = map[string]any{"method": "test", "server_cpuset": "1", "client_cpuset": "0",
+			"start": map[string]any{"at": start, "server": opts.HostSpeed, "client": opts.HostSpeed},
+			"end":   map[string]any{"at": start.Add(time.Hour), "server": end, "client": end}}
 	}
 	if !opts.Interrupted {
 		run["finished"] = start.Add(time.Hour)

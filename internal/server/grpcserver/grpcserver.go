@@ -130,7 +130,7 @@ var Spec = serverkit.Spec{
 		workers := fs.Int("grpc-stream-workers", "PROTOBENCH_GRPC_STREAM_WORKERS", 0,
 			"long-lived goroutines that serve streams (grpc.NumStreamWorkers); 0 keeps grpc-go's goroutine per stream")
 		return func(cfg serverkit.Config, m *serverkit.Metrics) (serverkit.Service, error) {
-			return serverkit.Bind(cfg.Listen, New(Options{
+			return serverkit.BindConfig(cfg, m, New(Options{
 				MaxPayloadBytes:      cfg.MaxPayloadBytes,
 				MaxConcurrentStreams: *streams,
 				ReadBufferBytes:      *rbuf,

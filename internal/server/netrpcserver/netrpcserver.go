@@ -227,7 +227,7 @@ var Spec = serverkit.Spec{
 			if err != nil {
 				return nil, err
 			}
-			return serverkit.Bind(cfg.Listen, s)
+			return serverkit.BindConfig(cfg, m, s)
 		}
 	},
 }

@@ -7,7 +7,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"time"
+
+	"github.com/protobench/protobench/internal/serverkit"
 )
 
 // encoding is how a body is written: JSON (raw bytes for Echo) or protobuf.
@@ -100,12 +101,8 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int) ([]
 	}
 }
 
-// bodyDeadline gives the request body the read timeout from now. net/http lifts the deadline
-// once the request is done (HTTP/1.1: before waiting for the next request; HTTP/2: it is the
-// stream's own), so it never touches an idle keep-alive connection.
-func (s *Server) bodyDeadline(w http.ResponseWriter) {
-	http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.readTimeout))
-}
+// bodyDeadline gives the request body the read timeout from now (serverkit.BodyDeadline).
+func (s *Server) bodyDeadline(w http.ResponseWriter) { serverkit.BodyDeadline(w, s.readTimeout) }
 
 // bodyError maps the errors of reading a body that are not the client's syntax: the size limit
 // (413) and the read timeout (408). It returns 0 for any other error.

@@ -37,11 +37,8 @@
 package restserver
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -97,37 +94,23 @@ type ErrorResponse struct {
 	Error string `json:"error"`
 }
 
-// Defaults of the knobs.
+// Defaults of the knobs, shared with every HTTP server (serverkit.HTTPOptions).
 const (
-	DefaultReadHeaderTimeout = time.Minute
-	DefaultReadTimeout       = time.Minute
-	// DefaultMaxConcurrentStreams is net/http's own HTTP/2 default, enough for the 100 requests
-	// in flight on one connection that the topology sweep runs.
-	DefaultMaxConcurrentStreams = 250
+	DefaultReadHeaderTimeout    = serverkit.DefaultReadHeaderTimeout
+	DefaultReadTimeout          = serverkit.DefaultReadTimeout
+	DefaultMaxConcurrentStreams = serverkit.DefaultMaxConcurrentStreams
 )
 
-// Options are the server's settings.
+// Options are the server's settings: the payload limit and the transport's (zero values take
+// serverkit's defaults).
 type Options struct {
 	MaxPayloadBytes int
-	// ReadHeaderTimeout bounds how long a connection may take to send request headers (HTTP/1.1)
-	// or, on a new connection, its first bytes: the guard against clients that connect and never
-	// finish a request. 0 means DefaultReadHeaderTimeout.
-	ReadHeaderTimeout time.Duration
-	// ReadTimeout bounds how long a request body may take to arrive, counted from when its
-	// handler starts reading it: the guard against bodies that drip in. 0 means
-	// DefaultReadTimeout.
-	ReadTimeout time.Duration
-	// IdleTimeout closes keep-alive connections idle this long; 0 keeps them open (benchmarks
-	// reuse connections across long pauses such as a warm-up gap).
-	IdleTimeout time.Duration
-	// MaxConcurrentStreams bounds the HTTP/2 streams per connection; 0 means
-	// DefaultMaxConcurrentStreams.
-	MaxConcurrentStreams int
+	serverkit.HTTPOptions
 }
 
 // Server is the REST server.
 type Server struct {
-	http        *http.Server
+	*serverkit.HTTPServer
 	metrics     *serverkit.Metrics
 	maxPayload  int
 	maxMessage  int
@@ -141,46 +124,10 @@ func New(opts Options, m *serverkit.Metrics) *Server {
 		s.maxPayload = contract.DefaultMaxPayloadBytes
 	}
 	s.maxMessage = serverkit.MaxMessageBytes(s.maxPayload)
-	if opts.ReadHeaderTimeout <= 0 {
-		opts.ReadHeaderTimeout = DefaultReadHeaderTimeout
-	}
-	s.readTimeout = opts.ReadTimeout
-	if s.readTimeout <= 0 {
-		s.readTimeout = DefaultReadTimeout
-	}
-	if opts.MaxConcurrentStreams <= 0 {
-		opts.MaxConcurrentStreams = DefaultMaxConcurrentStreams
-	}
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true)
-	s.http = &http.Server{
-		Handler:           s,
-		Protocols:         &protocols,
-		ReadHeaderTimeout: opts.ReadHeaderTimeout,
-		IdleTimeout:       opts.IdleTimeout,
-		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: opts.MaxConcurrentStreams},
-	}
+	o := opts.HTTPOptions.WithDefaults()
+	s.readTimeout = o.ReadTimeout
+	s.HTTPServer = serverkit.NewHTTPServer(s, o)
 	return s
-}
-
-// Serve accepts connections on ln until Shutdown.
-func (s *Server) Serve(ln net.Listener) error {
-	err := s.http.Serve(ln)
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
-	}
-	return err
-}
-
-// Shutdown closes the listener and idle connections, waits for active requests until ctx ends,
-// then closes the rest.
-func (s *Server) Shutdown(ctx context.Context) error {
-	err := s.http.Shutdown(ctx)
-	if err != nil {
-		s.http.Close()
-	}
-	return err
 }
 
 // Spec describes the REST server to serverkit.
@@ -188,22 +135,9 @@ var Spec = serverkit.Spec{
 	Protocol:      Protocol,
 	DefaultListen: DefaultListen,
 	Declare: func(fs *serverkit.Flags) serverkit.Builder {
-		idle := fs.Duration("http-idle-timeout", "PROTOBENCH_HTTP_IDLE_TIMEOUT", 0,
-			"close keep-alive connections idle this long; 0 keeps them")
-		header := fs.Duration("http-read-header-timeout", "PROTOBENCH_HTTP_READ_HEADER_TIMEOUT", DefaultReadHeaderTimeout,
-			"time a connection has to send its request headers")
-		read := fs.Duration("http-read-timeout", "PROTOBENCH_HTTP_READ_TIMEOUT", DefaultReadTimeout,
-			"time a request body has to arrive, from when the server starts reading it")
-		streams := fs.Int("http2-max-concurrent-streams", "PROTOBENCH_HTTP2_MAX_CONCURRENT_STREAMS", DefaultMaxConcurrentStreams,
-			"HTTP/2 (h2c) streams per connection")
+		httpOpts := serverkit.DeclareHTTP(fs)
 		return func(cfg serverkit.Config, m *serverkit.Metrics) (serverkit.Service, error) {
-			return serverkit.Bind(cfg.Listen, New(Options{
-				MaxPayloadBytes:      cfg.MaxPayloadBytes,
-				ReadHeaderTimeout:    *header,
-				ReadTimeout:          *read,
-				IdleTimeout:          *idle,
-				MaxConcurrentStreams: *streams,
-			}, m))
+			return serverkit.BindConfig(cfg, m, New(Options{MaxPayloadBytes: cfg.MaxPayloadBytes, HTTPOptions: httpOpts()}, m))
 		}
 	},
 }

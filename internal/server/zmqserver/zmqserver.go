@@ -95,7 +95,7 @@ func New(opts Options, m *serverkit.Metrics) (*Server, error) {
 	}
 	ctx, err := zmq.NewContext()
 	if err != nil {
-		return nil, fmt.Errorf("zmq context: %w", err)
+		return nil, fmt.Errorf("ZeroMQ context: %w", err)
 	}
 	s := &Server{opts: opts, metrics: m, ctx: ctx, addrs: map[string]string{}, done: make(chan struct{})}
 	if err := ctx.SetIoThreads(opts.IOThreads); err != nil {

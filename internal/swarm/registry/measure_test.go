@@ -12,7 +12,7 @@ import (
 	"github.com/protobench/protobench/internal/swarm/swarmtest"
 )
 
-// TestMeasurePush gives the figures the README quotes: how long pushing the protobench and
+// TestMeasurePush gives the figures docs/swarm-full.md quotes: how long pushing the protobench and
 // python-grpc images takes into a fresh registry, again into the same registry (every layer
 // already there), and in a second Distribute (a fresh registry again: its storage goes with
 // the service). It loads the machine, so it runs only when asked:

@@ -87,7 +87,7 @@ var unary = []string{contract.MethodGetUser, contract.MethodEcho, contract.Metho
 func (Adapter) Capabilities() tool.Capabilities {
 	return tool.Capabilities{
 		Protocols: []string{targets.GRPC}, Methods: unary, Models: []string{"closed", "open"},
-		Image: "ghz", Limits: "ghz speaks gRPC only, unary methods", Requests: true,
+		Image: "ghz", Limits: "ghz speaks gRPC only, unary methods", Requests: true, TLS: true,
 		ClientBound: true,
 	}
 }
@@ -165,12 +165,17 @@ func (Adapter) InputFiles(inv tool.Invocation) map[string][]byte {
 // Args is ghz's command line for the invocation.
 func (Adapter) Args(inv tool.Invocation) []string {
 	workers := inv.Connections * inv.Concurrency
-	args := []string{
-		"--insecure",
+	// TLS: trust the run's CA and verify the name the server certificate holds; cleartext
+	// otherwise (ghz defaults to TLS with the system's roots).
+	security := []string{"--insecure"}
+	if inv.CAFile != "" {
+		security = []string{"--cacert", inv.CAFile, "--cname", inv.ServerName}
+	}
+	args := append(security,
 		// The call data is fixed, so ghz need not render it as a template for every call: that
 		// rendering is ghz's own cost, not the server's, and a cross-check should get ghz's best.
 		"--disable-template-data",
-	}
+	)
 	if r := inv.Request; r != nil {
 		// A custom target's own proto, method and request, which ghz takes natively.
 		args = append(args, "--import-paths", path.Dir(r.ProtoFile), "--proto", path.Base(r.ProtoFile),
@@ -263,6 +268,10 @@ func (a Adapter) Parse(inv tool.Invocation, raw tool.Raw) (record.Record, error)
 	rec.Errors = max(nonOK, byMessage)
 	if rec.Errors > rec.Requests {
 		return rec, fmt.Errorf("ghz: report counts %d errors in %d calls", rec.Errors, rec.Requests)
+	}
+	// ghz's rps counts failed calls too; the record's throughput is of successful ones.
+	if rec.Errors > 0 && r.RPS > 0 {
+		rec.ThroughputRPS = r.RPS * float64(rec.Requests-rec.Errors) / float64(rec.Requests)
 	}
 	if rec.Requests > 0 && rec.Errors == rec.Requests {
 		rec.Error = fmt.Sprintf("all %d calls failed; most often: %s", rec.Requests, mostCommon(r.ErrorDistribution))

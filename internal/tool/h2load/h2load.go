@@ -39,6 +39,7 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/protobench/protobench/internal/contract"
@@ -94,17 +95,17 @@ func (Adapter) Capabilities() tool.Capabilities {
 		}
 	}
 	return tool.Capabilities{
-		Protocols: []string{targets.HTTP, targets.GRPC}, Methods: unary, Models: []string{"closed"},
-		HTTP: modes, Image: "h2load",
-		Limits: "h2load speaks HTTP (REST, and gRPC without reading grpc-status), unary methods, closed model only",
+		Protocols: []string{targets.HTTP, targets.GRPC, targets.Connect}, Methods: unary, Models: []string{"closed"},
+		HTTP: modes, Image: "h2load", TLS: true,
+		Limits: "h2load speaks HTTP (REST, Connect's unary calls, and gRPC without reading grpc-status), unary methods, closed model only",
 	}
 }
 
 // Check rejects invocations h2load cannot run faithfully.
 func (Adapter) Check(inv tool.Invocation) error {
 	switch {
-	case inv.Scheme != "grpc" && inv.Scheme != "http":
-		return fmt.Errorf("h2load speaks HTTP only (REST and gRPC); target %q uses %q", inv.Target, inv.Scheme)
+	case inv.Scheme != targets.GRPC && inv.Scheme != targets.HTTP && inv.Scheme != targets.Connect:
+		return fmt.Errorf("h2load speaks HTTP only (REST, Connect and gRPC); target %q uses %q", inv.Target, inv.Scheme)
 	case !slices.Contains(unary, inv.Method):
 		return fmt.Errorf("h2load: method %q not supported; want one of %s", inv.Method, strings.Join(unary, ", "))
 	case inv.Pattern != "":
@@ -131,7 +132,7 @@ func (Adapter) Check(inv tool.Invocation) error {
 
 // h1 reports whether the invocation runs over HTTP/1.1: REST without an HTTP version is REST as
 // it has always run.
-func h1(inv tool.Invocation) bool { return inv.Scheme == "http" && inv.HTTPVersion != "2" }
+func h1(inv tool.Invocation) bool { return targets.OverHTTP[inv.Scheme] && inv.HTTPVersion != "2" }
 
 // BodyFile is the base name, under RawDir, of the request body h2load sends (none for GET).
 func BodyFile(inv tool.Invocation) string { return inv.RawPrefix + "-body.bin" }
@@ -144,7 +145,13 @@ func protobufREST(inv tool.Invocation) bool {
 	return inv.Scheme == "http" && inv.Encoding == "protobuf"
 }
 
-// request is the method's request message, as gRPC and REST's protobuf encoding send it.
+// connectJSON reports whether the invocation sends the Connect protocol's JSON bodies.
+func connectJSON(inv tool.Invocation) bool {
+	return inv.Scheme == targets.Connect && inv.Encoding == targets.EncodingJSON
+}
+
+// request is the method's request message, as gRPC, Connect and REST's protobuf encoding send
+// it (Connect's JSON: protobuf's JSON mapping).
 func request(inv tool.Invocation) []byte {
 	var msg proto.Message
 	switch inv.Method {
@@ -155,7 +162,11 @@ func request(inv tool.Invocation) []byte {
 	default:
 		msg = &benchpb.ArithRequest{A: contract.RequestA, B: contract.RequestB}
 	}
-	b, err := proto.Marshal(msg)
+	marshal := proto.Marshal
+	if connectJSON(inv) {
+		marshal = protojson.Marshal
+	}
+	b, err := marshal(msg)
 	if err != nil {
 		panic(err) // these messages always marshal
 	}
@@ -170,6 +181,8 @@ func Body(inv tool.Invocation) []byte {
 		framed := make([]byte, 5, 5+len(b))
 		binary.BigEndian.PutUint32(framed[1:], uint32(len(b)))
 		return append(framed, b...)
+	case inv.Scheme == targets.Connect:
+		return request(inv)
 	case restRoutes[inv.Method].method == "GET":
 		return nil
 	case protobufREST(inv):
@@ -210,10 +223,23 @@ func (Adapter) Args(inv tool.Invocation) []string {
 		args = append(args, "--h1")
 	}
 	url := "http://" + inv.Address
-	if inv.Scheme == "grpc" {
+	if inv.CAFile != "" {
+		// h2load negotiates ALPN (h2, or http/1.1 with --h1) and does not verify the
+		// certificate: it has no option for a CA, so TLS runs skip verification.
+		url = "https://" + inv.Address
+	}
+	switch inv.Scheme {
+	case targets.GRPC:
 		args = append(args, "-H", "content-type: application/grpc", "-H", "te: trailers")
 		url += "/protobench.v1.Bench/" + inv.Method
-	} else {
+	case targets.Connect:
+		ctype := "application/proto"
+		if connectJSON(inv) {
+			ctype = "application/json"
+		}
+		args = append(args, "-H", "content-type: "+ctype, "-H", "connect-protocol-version: 1")
+		url += "/protobench.v1.Bench/" + inv.Method
+	default:
 		r := restRoutes[inv.Method]
 		switch {
 		case protobufREST(inv):
@@ -276,7 +302,12 @@ func (a Adapter) Parse(inv tool.Invocation, raw tool.Raw) (record.Record, error)
 	// h2load also counts as failed the requests it never sent on a connection that broke, so
 	// failures can outnumber done requests: errors are capped at the requests the record counts.
 	done, failed := n[2], n[4]
+	// h2load's req/s counts every done request, failed ones too: the record's throughput is of
+	// the successful ones.
 	rec.Requests, rec.Errors, rec.ThroughputRPS = done, min(failed, done), rps
+	if done > 0 && rec.Errors > 0 {
+		rec.ThroughputRPS = rps * float64(done-rec.Errors) / float64(done)
+	}
 	if done == 0 {
 		rec.Error = "h2load completed no request" + raw.StderrTail("h2load")
 		return rec, nil

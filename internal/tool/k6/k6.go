@@ -337,8 +337,9 @@ func (a Adapter) Parse(inv tool.Invocation, raw tool.Raw) (record.Record, error)
 	if iterations.Rate == 0 {
 		return rec, fmt.Errorf("k6: %s: %d iterations at a rate of 0/s", name, rec.Requests)
 	}
-	rec.ThroughputRPS = iterations.Rate
 	rec.DurationS = iterations.Count / iterations.Rate
+	// k6's iteration rate counts failed iterations too; the record's throughput is of successful ones.
+	rec.ThroughputRPS = record.SuccessRPS(rec.Requests, rec.Errors, rec.DurationS)
 	if rec.Errors == rec.Requests {
 		rec.Error = fmt.Sprintf("all %d requests failed the ok check", rec.Requests)
 	}

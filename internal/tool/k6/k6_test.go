@@ -150,7 +150,7 @@ func TestParseGolden(t *testing.T) {
 			LatencyMs: record.Latency{Mean: 0.6198640379310331, P50: 0.332751, P90: 0.5499363, P99: 7.207041010000044, P999: 25.105892442000243, Max: 27.971133},
 		},
 		"http-echo-too-large-closed": {
-			Requests: 7508, Errors: 7508, ThroughputRPS: 3753.61851787322, DurationS: 7508 / 3753.61851787322,
+			Requests: 7508, Errors: 7508, ThroughputRPS: 0, DurationS: 7508 / 3753.61851787322,
 			LatencyMs: record.Latency{Mean: 0.17642965423548196, P50: 0.1273845, P90: 0.1740691, P99: 1.4564366700000024, P999: 3.9743907870000457, Max: 67.804435},
 			Error:     "all 7508 requests failed the ok check",
 		},
@@ -163,13 +163,14 @@ func TestParseGolden(t *testing.T) {
 			LatencyMs: record.Latency{Mean: 1.9144641393442625, P50: 0.490857, P90: 3.141199, P99: 24.868169500000032, P999: 69.20087705500022, Max: 70.845455},
 		},
 		"grpc-echo-too-large-closed": {
-			Requests: 3309, Errors: 3309, ThroughputRPS: 1639.5949757634987, DurationS: 3309 / 1639.5949757634987,
+			Requests: 3309, Errors: 3309, ThroughputRPS: 0, DurationS: 3309 / 1639.5949757634987,
 			LatencyMs: record.Latency{Mean: 0.3887982916288909, P50: 0.186158, P90: 0.36600820000000006, P99: 3.4986614400000042, P999: 28.54270994800212, Max: 59.370781},
 			Error:     "all 3309 requests failed the ok check",
 		},
-		// Every connect was refused: no request was timed, so the latency stays zero.
+		// Every connect was refused: no request was timed, so the latency stays zero. All failed:
+		// the throughput of successful requests is zero (the duration still comes from k6's rate).
 		"grpc-unreachable-closed": {
-			Requests: 935, Errors: 935, ThroughputRPS: 934.7308937798734, DurationS: 935 / 934.7308937798734,
+			Requests: 935, Errors: 935, ThroughputRPS: 0, DurationS: 935 / 934.7308937798734,
 			Error: "all 935 requests failed the ok check",
 		},
 	}

@@ -60,7 +60,7 @@ func (Adapter) Capabilities() tool.Capabilities {
 	}
 	return tool.Capabilities{
 		Protocols: targets.Protocols, Models: []string{"closed", "open"}, HTTP: modes, Mix: true, Image: "loadgen",
-		Requests: true,
+		Requests: true, TLS: true,
 	}
 }
 
@@ -112,6 +112,12 @@ func (Adapter) Args(inv tool.Invocation) []string {
 	}
 	if inv.Encoding != "" {
 		args = append(args, "--encoding", inv.Encoding)
+	}
+	if inv.CAFile != "" {
+		args = append(args, "--tls-ca", inv.CAFile)
+		if inv.ServerName != "" {
+			args = append(args, "--tls-server-name", inv.ServerName)
+		}
 	}
 	if r := inv.Request; r != nil {
 		// A custom target's own call: the drivers' flags for it.

@@ -100,6 +100,7 @@ var paths = map[string]string{
 // that holds wrk2 only where wrk2 could be built.
 func (a Adapter) Capabilities() tool.Capabilities {
 	c := tool.Capabilities{
+		TLS:       true,
 		Protocols: []string{targets.HTTP},
 		Methods:   []string{contract.MethodGetUser, contract.MethodEcho, contract.MethodMultiply, contract.MethodDivide},
 		HTTP:      []tool.HTTPMode{{Version: targets.HTTP1, Encoding: targets.EncodingJSON}},
@@ -166,7 +167,7 @@ func (a Adapter) Args(inv tool.Invocation) []string {
 		"--timeout", requestTimeout,
 		"--latency",
 		"-s", ScriptPath,
-		"http://"+inv.Address+paths[inv.Method],
+		scheme(inv)+inv.Address+paths[inv.Method],
 		"--", "method="+inv.Method,
 	)
 	switch inv.Method {
@@ -242,7 +243,9 @@ func (a Adapter) Parse(inv tool.Invocation, raw tool.Raw) (record.Record, error)
 	rec.Requests = r.Requests
 	rec.Errors = e.Connect + e.Read + e.Write + e.Status + e.Timeout
 	rec.DurationS = float64(r.DurationUs) / 1e6
-	rec.ThroughputRPS = float64(r.Requests) / rec.DurationS
+	// wrk's requests are the responses it read, error statuses among them (socket errors and
+	// timeouts never became a response): the record's throughput is of the successful ones.
+	rec.ThroughputRPS = record.SuccessRPS(r.Requests, e.Status, rec.DurationS)
 	l := r.LatencyUs
 	rec.LatencyMs = record.Latency{
 		Mean: l.Mean / 1e3, P50: l.P50 / 1e3, P90: l.P90 / 1e3, P99: l.P99 / 1e3, P999: l.P999 / 1e3, Max: l.Max / 1e3,
@@ -269,4 +272,13 @@ func said(raw tool.Raw) string {
 		s = s[:500] + "…"
 	}
 	return "; it said: " + s
+}
+
+// scheme is https:// for a TLS run: wrk speaks HTTPS/1.1 through OpenSSL without verifying the
+// certificate (it has no option for a CA).
+func scheme(inv tool.Invocation) string {
+	if inv.CAFile != "" {
+		return "https://"
+	}
+	return "http://"
 }

@@ -75,7 +75,7 @@ func (r Reply) Err() error {
 type RemoteError struct{ Message string }
 
 // Error returns the server's message, marked as coming from the server.
-func (e *RemoteError) Error() string { return "zmq server: " + e.Message }
+func (e *RemoteError) Error() string { return "ZeroMQ server: " + e.Message }
 
 // ID encodes a request id as its 8-byte frame.
 func ID(id uint64) []byte {

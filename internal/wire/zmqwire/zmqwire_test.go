@@ -60,7 +60,7 @@ func TestReplyForms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.ID != 7 || r.Err() == nil || r.Err().Error() != "zmq server: division by zero" {
+			if r.ID != 7 || r.Err() == nil || r.Err().Error() != "ZeroMQ server: division by zero" {
 				t.Fatalf("reply %+v err %v", r, r.Err())
 			}
 		})

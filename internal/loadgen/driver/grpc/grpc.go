@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	// A server may compress its replies (the Python server's gzip knob); grpc-go can read them
 	// only with the codec registered, as every gRPC client in the field has it.
@@ -73,11 +74,26 @@ func (d Driver) Dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.Wir
 		return dialLean(ctx, cfg, wire)
 	}
 	addr := cfg.Target.Address
-	if err := loadgen.ProbeTCP(ctx, addr); err != nil {
+	if cfg.TLS != nil {
+		// A handshake probe: grpc-go would only report TRANSIENT_FAILURE for a refused
+		// certificate; this names the reason (x509: certificate signed by unknown authority).
+		probe := *cfg
+		probe.TLS = loadgen.WithALPN(cfg.TLS, "h2")
+		c, err := loadgen.DialWire(ctx, &probe, addr, nil)
+		if err != nil {
+			return nil, err
+		}
+		c.Close()
+	} else if err := loadgen.ProbeTCP(ctx, addr); err != nil {
 		return nil, err
 	}
+	creds := insecure.NewCredentials()
+	if cfg.TLS != nil {
+		// grpc-go does the handshake on the counted connection, and requires ALPN h2.
+		creds = credentials.NewTLS(loadgen.WithALPN(cfg.TLS, "h2"))
+	}
 	cc, err := grpc.NewClient("passthrough:///"+addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) {
 			var d net.Dialer
 			c, err := d.DialContext(ctx, "tcp", a)

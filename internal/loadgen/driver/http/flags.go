@@ -23,27 +23,23 @@ func (h *headerFlag) Set(s string) error {
 }
 
 // DeclareFlags implements loadgen.FlagDeclarer.
-func (Driver) DeclareFlags(fs *flag.FlagSet) func(*loadgen.Config) error {
-	version := fs.String("http-version", Version11, "http: 1.1 (one request per TCP connection at a time: connections × concurrency sockets) or 2 (h2c with prior knowledge: concurrency streams per connection)")
-	encoding := fs.String("encoding", EncodingJSON, "http: body encoding of the contract's calls: json, or protobuf (application/x-protobuf, the gRPC contract's messages)")
+// A Variant declares --http-version and --encoding only, under the same names (they mean the
+// same on its scheme) and without the flags of a request of one's own.
+func (d Driver) DeclareFlags(fs *flag.FlagSet) func(*loadgen.Config) error {
+	version := fs.String("http-version", Version11, "http, connect: 1.1 (one request per TCP connection at a time: connections × concurrency sockets) or 2 (h2c with prior knowledge: concurrency streams per connection)")
+	encoding := fs.String("encoding", EncodingJSON, "http, connect: body encoding of the contract's calls: json, or protobuf (REST: application/x-protobuf; Connect: application/proto)")
+	if d.v != nil {
+		return func(cfg *loadgen.Config) error { return checkTransport(cfg, *version, *encoding) }
+	}
 	method := fs.String("http-method", "", "http: a request of your own: its method (default GET, or POST with --http-body); needs --http-path")
 	path := fs.String("http-path", "", "http: a request of your own: its path and query, e.g. /api/items?id=7 (only the status is checked: 2xx)")
 	var headers headerFlag
 	fs.Var(&headers, "http-header", "http: a request of your own: a header 'Name: value' (repeatable)")
 	body := fs.String("http-body", "", "http: a request of your own: its body")
 	return func(cfg *loadgen.Config) error {
-		switch *version {
-		case Version11, Version2:
-		default:
-			return fmt.Errorf("--http-version must be %s or %s, got %q", Version11, Version2, *version)
+		if err := checkTransport(cfg, *version, *encoding); err != nil {
+			return err
 		}
-		switch *encoding {
-		case EncodingJSON, EncodingProtobuf:
-		default:
-			return fmt.Errorf("--encoding must be %s or %s, got %q", EncodingJSON, EncodingProtobuf, *encoding)
-		}
-		cfg.Options[optVersion] = *version
-		cfg.Options[optEncoding] = *encoding
 		if *path == "" {
 			if *method != "" || len(headers) > 0 || *body != "" {
 				return fmt.Errorf("--http-method, --http-header and --http-body need --http-path (a request of your own)")
@@ -62,4 +58,21 @@ func (Driver) DeclareFlags(fs *flag.FlagSet) func(*loadgen.Config) error {
 		cfg.Options[optBody] = *body
 		return nil
 	}
+}
+
+// checkTransport checks --http-version and --encoding and moves them into cfg.
+func checkTransport(cfg *loadgen.Config, version, encoding string) error {
+	switch version {
+	case Version11, Version2:
+	default:
+		return fmt.Errorf("--http-version must be %s or %s, got %q", Version11, Version2, version)
+	}
+	switch encoding {
+	case EncodingJSON, EncodingProtobuf:
+	default:
+		return fmt.Errorf("--encoding must be %s or %s, got %q", EncodingJSON, EncodingProtobuf, encoding)
+	}
+	cfg.Options[optVersion] = version
+	cfg.Options[optEncoding] = encoding
+	return nil
 }

@@ -44,19 +44,23 @@ var errGoingAway = errors.New("the server is going away (GOAWAY)")
 func newH2Client(cfg *loadgen.Config, wire *loadgen.WireBytes) *http.Client {
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return loadgen.DialWire(ctx, cfg, addr, wire)
+	}
 	tr := &http.Transport{
-		Protocols: &protocols,
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			nc, err := loadgen.DialTCP(ctx, addr)
-			if err != nil {
-				return nil, err
-			}
-			return loadgen.CountingConn(nc, wire), nil
-		},
+		Protocols:           &protocols,
+		DialContext:         dial,
 		MaxConnsPerHost:     1,
 		MaxIdleConnsPerHost: 1,
 		DisableCompression:  true,
 		HTTP2:               &http.HTTP2Config{MaxReceiveBufferPerConnection: h2wire.ReceiveWindow, MaxReceiveBufferPerStream: h2wire.ReceiveWindow},
+	}
+	if cfg.TLS != nil {
+		// HTTPS/2: ALPN h2 on a connection DialWire has already shaken hands on.
+		protocols = http.Protocols{}
+		protocols.SetHTTP2(true)
+		tr.DialContext, tr.DialTLSContext = nil, dial
+		tr.TLSClientConfig = cfg.TLS
 	}
 	return &http.Client{Transport: tr}
 }
@@ -73,7 +77,11 @@ func (w *h2Worker) Do(ctx context.Context) error {
 	if len(r.body) > 0 {
 		body = bytes.NewReader(r.body)
 	}
-	req, err := http.NewRequestWithContext(ctx, r.method, "http://"+w.conn.addr+r.path, body)
+	scheme := "http://"
+	if w.conn.cfg.TLS != nil {
+		scheme = "https://"
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, scheme+w.conn.addr+r.path, body)
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,7 @@ import (
 	"github.com/protobench/protobench/internal/contract"
 	"github.com/protobench/protobench/internal/loadgen"
 	"github.com/protobench/protobench/internal/loadgen/netloop"
+	"github.com/protobench/protobench/internal/wire/h2wire"
 )
 
 // http2 reports whether cfg asks for HTTP/2 (h2c).
@@ -41,18 +42,62 @@ func http2(cfg *loadgen.Config) bool { return cfg.Options[optVersion] == Version
 
 func init() { loadgen.Register("http", Driver{}) }
 
-// Driver is the HTTP driver.
-type Driver struct{}
+// Driver is the HTTP driver: REST's calls, or those of another protocol carried as plain HTTP
+// requests (a Variant).
+type Driver struct{ v *Variant }
+
+// Variant is a protocol whose calls are plain HTTP requests, one response each (the Connect
+// protocol's unary calls, package connectdriver): it runs on this driver's loops, HTTP/1.1 and
+// HTTP/2 alike, with only its requests its own.
+type Variant struct {
+	TargetName string   // recorded when --target-name is not given
+	Methods    []string // the methods it calls; the first is the default
+	// Build is the call for cfg's method, --encoding and payload.
+	Build func(cfg *loadgen.Config) (Call, error)
+}
+
+// Call is one prebuilt request of a Variant.
+type Call struct {
+	Method, Path string
+	Headers      []h2wire.Field // besides Host and Content-Length
+	Body         []byte
+	Check        func(body []byte) error // judges a 2xx body
+}
+
+// New is the driver for a Variant, to be registered under the variant's scheme.
+func New(v Variant) Driver { return Driver{v: &v} }
+
+// build is the request cfg asks for.
+func (d Driver) build(cfg *loadgen.Config) (request, error) {
+	if d.v == nil {
+		return buildRequest(cfg)
+	}
+	c, err := d.v.Build(cfg)
+	return request{method: c.Method, path: c.Path, headers: c.Headers, body: c.Body, check: c.Check}, err
+}
 
 var methods = []string{contract.MethodGetUser, contract.MethodEcho, contract.MethodMultiply, contract.MethodDivide}
 
 // Info implements loadgen.Driver.
-func (Driver) Info() loadgen.DriverInfo {
+func (d Driver) Info() loadgen.DriverInfo {
+	if d.v != nil {
+		return loadgen.DriverInfo{TargetName: d.v.TargetName, Methods: d.v.Methods}
+	}
 	return loadgen.DriverInfo{TargetName: "rest", Methods: methods}
 }
 
 // Check implements loadgen.Driver; the method defaults to GetUser.
-func (Driver) Check(cfg *loadgen.Config) error {
+func (d Driver) Check(cfg *loadgen.Config) error {
+	if d.v != nil {
+		if cfg.Method == "" {
+			cfg.Method = d.v.Methods[0]
+		}
+		if !slices.Contains(d.v.Methods, cfg.Method) {
+			return fmt.Errorf("--method %q: this driver calls %v", cfg.Method, d.v.Methods)
+		}
+		_, err := d.v.Build(cfg)
+		return err
+	}
 	if custom(cfg) {
 		name := customName(cfg)
 		if cfg.Method != "" && cfg.Method != name {
@@ -75,11 +120,20 @@ func (Driver) Check(cfg *loadgen.Config) error {
 // serve (see Serve); otherwise it is a recipe from which each worker dials, and Dial probes the
 // address so that an unreachable target fails at once.
 func (d Driver) Dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes) (loadgen.Conn, error) {
-	r, err := buildRequest(cfg)
+	r, err := d.build(cfg)
 	if err != nil {
 		return nil, err
 	}
-	c := &conn{addr: cfg.Target.Address, wire: wire, r: r, req: r.http1(cfg.Target.Address), connectTimeout: cfg.ConnectTimeout}
+	if cfg.TLS != nil {
+		alpn := "http/1.1"
+		if http2(cfg) {
+			alpn = "h2"
+		}
+		tc := *cfg
+		tc.TLS = loadgen.WithALPN(cfg.TLS, alpn)
+		cfg = &tc
+	}
+	c := &conn{cfg: cfg, addr: cfg.Target.Address, wire: wire, r: r, req: r.http1(cfg.Target.Address), connectTimeout: cfg.ConnectTimeout}
 	if http2(cfg) {
 		if d.Multiplexes(cfg) {
 			s := newH2Session(cfg, c)
@@ -90,7 +144,7 @@ func (d Driver) Dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.Wir
 			return c, nil
 		}
 		c.client = newH2Client(cfg, wire)
-	} else if multiplexed(cfg) {
+	} else if d.multiplexed(cfg) {
 		return c, c.dialSockets(ctx, cfg.Concurrency)
 	}
 	if err := loadgen.ProbeTCP(ctx, cfg.Target.Address); err != nil {
@@ -100,6 +154,7 @@ func (d Driver) Dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.Wir
 }
 
 type conn struct {
+	cfg      *loadgen.Config
 	addr     string
 	wire     *loadgen.WireBytes
 	r        request
@@ -133,11 +188,11 @@ type worker struct {
 }
 
 func (w *worker) dial(ctx context.Context) error {
-	nc, err := loadgen.DialTCP(ctx, w.conn.addr)
+	nc, err := loadgen.DialWire(ctx, w.conn.cfg, w.conn.addr, w.conn.wire)
 	if err != nil {
 		return err
 	}
-	w.nc = loadgen.CountingConn(nc, w.conn.wire)
+	w.nc = nc
 	w.rb.reset()
 	w.parent, w.stop = nil, nil
 	return nil

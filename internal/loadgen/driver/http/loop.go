@@ -13,15 +13,15 @@ import (
 
 // Multiplexes implements loadgen.Multiplexer: the closed model runs on event loops (where epoll
 // exists); the open model on paced workers.
-func (Driver) Multiplexes(cfg *loadgen.Config) bool { return multiplexed(cfg) }
+func (d Driver) Multiplexes(cfg *loadgen.Config) bool { return d.multiplexed(cfg) }
 
-func multiplexed(cfg *loadgen.Config) bool {
-	if cfg.Open() || !netloop.Supported {
+func (d Driver) multiplexed(cfg *loadgen.Config) bool {
+	if cfg.Open() || !netloop.Supported || cfg.TLS != nil {
 		return false
 	}
 	if http2(cfg) {
 		// The lean HTTP/2 client sends a body in one DATA frame; net/http's sends larger ones.
-		r, err := buildRequest(cfg)
+		r, err := d.build(cfg)
 		return err == nil && len(r.body) <= h2wire.DefaultFrameSize
 	}
 	return true

@@ -81,11 +81,11 @@ func (c *conn) client(ctx context.Context) (*rpc.Client, error) {
 	if c.cl != nil {
 		_ = c.cl.Close()
 	}
-	nc, err := loadgen.DialTCP(ctx, c.cfg.Target.Address)
+	nc, err := loadgen.DialWire(ctx, c.cfg, c.cfg.Target.Address, c.wire)
 	if err != nil {
 		return nil, err
 	}
-	c.cl, c.broken = rpc.NewClient(loadgen.CountingConn(nc, c.wire)), false
+	c.cl, c.broken = rpc.NewClient(nc), false
 	return c.cl, nil
 }
 

@@ -1,0 +1,110 @@
+package scenario
+
+import (
+	"fmt"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// tlsHandlers adds the step key tls: true serves the step's targets over TLS with certificates
+// made for the run (the target registry says how each server does it).
+func (d *decoder) tlsHandlers(st *Step, h map[string]keyHandler) {
+	h["tls"] = func(v *yaml.Node, f string) {
+		st.pos["tls"] = lineOf(v)
+		st.TLS, _ = d.boolean(v, f)
+	}
+}
+
+// matrixTLSHandlers adds the matrix key tls: [false, true], one variant each.
+func (d *decoder) matrixTLSHandlers(m *Matrix, pos map[string]int, h map[string]keyHandler) {
+	h["tls"] = func(v *yaml.Node, f string) {
+		pos["matrix.tls"] = lineOf(v)
+		seen := map[bool]bool{}
+		d.list(v, f, func(item *yaml.Node, f string) {
+			x, ok := d.boolean(item, f)
+			if ok && seen[x] {
+				d.add(lineOf(item), f, "value %v listed twice", x)
+				return
+			}
+			if ok {
+				seen[x] = true
+				m.TLS = append(m.TLS, x)
+			}
+		})
+	}
+}
+
+// expandTLS multiplies the variants by the matrix's tls values; a TLS variant's name ends in
+// -tls and a cleartext one's in -clear, so both sit side by side in one step.
+func expandTLS(in []Variant, values []bool) []Variant {
+	if len(values) == 0 {
+		return in
+	}
+	out := make([]Variant, 0, len(in)*len(values))
+	for _, v := range in {
+		for _, x := range values {
+			w := v
+			w.TLS = x
+			suffix := "-clear"
+			if x {
+				suffix = "-tls"
+			}
+			w.Name += suffix
+			w.plainName += suffix
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// validateTLS refuses a TLS step on a target or tool that cannot speak it, naming why.
+func validateTLS(d *decoder, sc *Scenario, st *Step, field string) {
+	wants := st.TLS || (st.Matrix != nil && containsBool(st.Matrix.TLS, true))
+	if !wants {
+		return
+	}
+	line := st.line("tls")
+	if line == 0 && st.Matrix != nil {
+		line = st.Matrix.Line
+	}
+	for _, v := range st.Variants() {
+		if !v.TLS {
+			continue
+		}
+		for _, name := range v.Targets {
+			if _, custom := sc.Custom[name]; custom {
+				d.add(line, stepField(field, "tls"), "custom target %s: TLS is for the reference servers only", name)
+				continue
+			}
+			t, ok := sc.Target(name)
+			if ok && t.TLS == nil {
+				d.add(line, stepField(field, "tls"), "target %s does not serve TLS: %s", name, t.NoTLS)
+			}
+		}
+		for _, tl := range v.Tools {
+			if c, ok := capabilities(tl); ok && !c.TLS {
+				d.add(line, stepField(field, "tls"), "tool %s cannot drive TLS; tools that can: %s", tl, toolsWithTLS())
+			}
+		}
+		return
+	}
+}
+
+func containsBool(xs []bool, x bool) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func toolsWithTLS() string {
+	var out []string
+	for _, n := range Tools {
+		if c, _ := capabilities(n); c.TLS {
+			out = append(out, n)
+		}
+	}
+	return fmt.Sprint(out)
+}
