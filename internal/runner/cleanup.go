@@ -64,6 +64,10 @@ func (t *teardown) arm() {
 	t.mu.Unlock()
 }
 
+// Arm and Note are the engine's view of the teardown (engine.Tracker).
+func (t *teardown) Arm()                 { t.arm() }
+func (t *teardown) Note(id, what string) { t.note(id, what) }
+
 // note records a container the run started.
 func (t *teardown) note(id, what string) {
 	if t == nil || id == "" {

@@ -4,7 +4,6 @@
 package runner
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,20 +13,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/protobench/protobench/internal/engine"
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/scenario"
 )
 
-// Orchestrator is the Stack plus what a whole run needs: the long-lived services around the
-// steps.
-type Orchestrator interface {
-	Stack
-	// Up starts long-lived services. env is the run-wide compose environment (image refs, the
-	// raw folder, the observability cpuset); later calls add their own on top of it.
-	Up(ctx context.Context, env map[string]string, services ...string) error
-	Down(ctx context.Context) error
-}
+// Engines a run can use (--engine).
+const (
+	EngineCompose = engine.NameCompose
+	EngineSwarm   = engine.NameSwarm
+)
 
 // Options are a run's choices, from the command line.
 type Options struct {

@@ -1,4 +1,4 @@
-package runner
+package measure
 
 import (
 	"testing"
@@ -67,5 +67,25 @@ func TestChargeStack(t *testing.T) {
 	}
 	if !cpusetsOverlap("0", "0-1") || cpusetsOverlap("1", "0") {
 		t.Error("cpusetsOverlap")
+	}
+}
+
+func TestOthersPercent(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		busy, ours  float64
+		cores       int
+		window      time.Duration
+		wantPercent float64
+	}{
+		{"a spinner beside a half-busy tool", 9.5, 4.5, 1, 10 * time.Second, 50},
+		{"quiet", 5.2, 5, 1, 10 * time.Second, 2},
+		{"two cores", 10, 2, 2, 10 * time.Second, 40},
+		{"ours read above busy", 4, 4.3, 1, 10 * time.Second, 0},
+		{"no window", 1, 0, 1, 0, 0},
+	} {
+		if got := othersPercent(tc.busy, tc.ours, tc.cores, tc.window); got != tc.wantPercent {
+			t.Errorf("%s: othersPercent = %v, want %v", tc.name, got, tc.wantPercent)
+		}
 	}
 }

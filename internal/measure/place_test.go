@@ -1,4 +1,4 @@
-package runner
+package measure
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	_ "github.com/protobench/protobench/internal/tool/protobenchtool"
 )
 
-// movesRecorder is a stackPlacer that keeps the moves it was asked for, and fails them while
+// movesRecorder is a Placer that keeps the moves it was asked for, and fails them while
 // failing is set.
 type movesRecorder struct {
 	moves   []string
@@ -37,8 +37,8 @@ func (m *movesRecorder) PlaceStack(_ context.Context, services []string, cpuset 
 func TestPlaceStackFollowsTheTool(t *testing.T) {
 	var logs []string
 	rec := &movesRecorder{}
-	sr := &stepRunner{placer: rec, layout: scenario.AutoLayout(2), observability: []string{"prometheus", "cadvisor"},
-		log: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }}
+	sr := &Measurer{Placer: rec, Layout: scenario.AutoLayout(2), Observability: []string{"prometheus", "cadvisor"},
+		Log: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }}
 	var got []string
 	for _, name := range []string{"protobench", "k6", "k6", "protobench"} {
 		a, ok := tool.Lookup(name)
@@ -46,7 +46,7 @@ func TestPlaceStackFollowsTheTool(t *testing.T) {
 			t.Fatalf("no adapter %s", name)
 		}
 		var r record.Record
-		sr.placeStack(context.Background(), a, scenario.Run{Step: "s", Target: "grpc", Tool: name, Repeat: 1}, &r)
+		sr.Place(context.Background(), a, scenario.Run{Step: "s", Target: "grpc", Tool: name, Repeat: 1}, &r)
 		got = append(got, r.ObservabilityCPUSet)
 	}
 	if want := []string{"1", "0", "0", "1"}; !slices.Equal(got, want) {
@@ -59,7 +59,7 @@ func TestPlaceStackFollowsTheTool(t *testing.T) {
 	rec.failing = true
 	k6, _ := tool.Lookup("k6")
 	var r record.Record
-	sr.placeStack(context.Background(), k6, scenario.Run{Step: "s", Target: "grpc", Tool: "k6", Repeat: 1}, &r)
+	sr.Place(context.Background(), k6, scenario.Run{Step: "s", Target: "grpc", Tool: "k6", Repeat: 1}, &r)
 	if r.ObservabilityCPUSet != "1" {
 		t.Errorf("after a failed move the record says %q, want the stack's real place 1", r.ObservabilityCPUSet)
 	}
@@ -68,9 +68,9 @@ func TestPlaceStackFollowsTheTool(t *testing.T) {
 	}
 
 	// Without a placer (swarm) nothing moves and records say nothing.
-	sr = &stepRunner{layout: scenario.AutoLayout(2)}
+	sr = &Measurer{Layout: scenario.AutoLayout(2)}
 	r = record.Record{}
-	sr.placeStack(context.Background(), k6, scenario.Run{Step: "s", Target: "grpc", Tool: "k6", Repeat: 1}, &r)
+	sr.Place(context.Background(), k6, scenario.Run{Step: "s", Target: "grpc", Tool: "k6", Repeat: 1}, &r)
 	if r.ObservabilityCPUSet != "" {
 		t.Errorf("without a placer the record says %q", r.ObservabilityCPUSet)
 	}
@@ -83,15 +83,15 @@ func TestPlaceStackFollowsTheTool(t *testing.T) {
 // room). A failed repeat, or one without the server's CPU, decides nothing.
 func TestPlaceStackFollowsTheMeasurement(t *testing.T) {
 	var logs []string
-	sr := &stepRunner{placer: &movesRecorder{}, layout: scenario.AutoLayout(2), observability: []string{"prometheus"},
-		log: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }}
+	sr := &Measurer{Placer: &movesRecorder{}, Layout: scenario.AutoLayout(2), Observability: []string{"prometheus"},
+		Log: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }}
 	place := func(r scenario.Run) string {
 		a, ok := tool.Lookup(r.Tool)
 		if !ok {
 			t.Fatalf("no adapter %s", r.Tool)
 		}
 		var rec record.Record
-		sr.placeStack(context.Background(), a, r, &rec)
+		sr.Place(context.Background(), a, r, &rec)
 		return rec.ObservabilityCPUSet
 	}
 	type repeat struct {
@@ -115,7 +115,7 @@ func TestPlaceStackFollowsTheMeasurement(t *testing.T) {
 		if got := place(r1); got != c.first {
 			t.Errorf("%s: repeat 1 put the stack on %q, want %q (the declaration)", c.name, got, c.first)
 		}
-		sr.noteUsage(r1, record.Record{ClientCPUPercentOfCap: c.client, ServerCPUPercentOfCap: c.server, Error: c.err})
+		sr.Note(r1, record.Record{ClientCPUPercentOfCap: c.client, ServerCPUPercentOfCap: c.server, Error: c.err})
 		r2 := r1
 		r2.Repeat = 2
 		if got := place(r2); got != c.second {

@@ -1,15 +1,11 @@
-package runner
+package engine
 
 import (
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/swarm"
-	"github.com/protobench/protobench/internal/tool"
-	"github.com/protobench/protobench/internal/tool/protobenchtool"
 )
 
 func node(id, host, role string, self bool, labels ...string) swarm.Node {
@@ -47,44 +43,21 @@ func TestPlanPlacement(t *testing.T) {
 }
 
 func TestSwarmAnnotate(t *testing.T) {
-	s := &swarmStack{place: placement{single: true}}
+	s := &Swarm{place: placement{single: true}}
 	var rec record.Record
-	s.annotate(&rec)
-	if rec.Engine != EngineSwarm || rec.Placement != "single-node" || !rec.HasFlag(record.FlagSharedCores) || len(rec.Notes) != 1 {
+	s.Annotate(&rec)
+	if rec.Engine != NameSwarm || rec.Placement != "single-node" || !rec.HasFlag(record.FlagSharedCores) || len(rec.Notes) != 1 {
 		t.Errorf("single node: %+v", rec)
 	}
-	s = &swarmStack{place: placement{}}
+	s = &Swarm{place: placement{}}
 	s.last = runPlacement{server: "alpha", clients: []string{"beta", "gamma"}, notes: []string{"load split among 2 client nodes, histograms merged"}}
 	rec = record.Record{}
-	s.annotate(&rec)
+	s.Annotate(&rec)
 	if rec.Placement != "server=alpha client=beta,gamma" || rec.HasFlag(record.FlagSharedCores) || len(rec.Notes) != 2 {
 		t.Errorf("two nodes: %+v", rec)
 	}
 	if s.last.server != "" {
 		t.Error("the placement is not reset for the next run")
-	}
-}
-
-func TestSplitter(t *testing.T) {
-	a := protobenchtool.Adapter{}
-	inv := tool.Invocation{Target: "grpc", Address: "grpc:50051", Scheme: "grpc", Method: "Echo", Model: "closed",
-		Connections: 4, Concurrency: 2, PayloadBytes: 64, RawDir: "/raw", RawPrefix: "r1", Duration: 2e9}
-	parts := splitter(a, inv)
-	if parts == nil {
-		t.Fatal("protobench's generator cannot split")
-	}
-	args, merge, err := parts(2)
-	if err != nil || len(args) != 2 || merge == nil {
-		t.Fatalf("split in 2: %v %v", args, err)
-	}
-	if !slices.ContainsFunc(args[1], func(s string) bool { return strings.Contains(s, "r1.part2") }) {
-		t.Errorf("part 2 writes its own files: %q", args[1])
-	}
-	if _, _, err := parts(9); err == nil {
-		t.Error("8 requests in flight split among 9 clients")
-	}
-	if ghz, ok := tool.Lookup("ghz"); ok && splitter(ghz, inv) != nil {
-		t.Error("ghz's results cannot be merged, so it must not split")
 	}
 }
 
@@ -98,26 +71,6 @@ func TestGOMAXPROCSFor(t *testing.T) {
 	} {
 		if got := GOMAXPROCSFor(tc.cpus); got != tc.want {
 			t.Errorf("GOMAXPROCSFor(%q) = %d, want %d", tc.cpus, got, tc.want)
-		}
-	}
-}
-
-func TestOthersPercent(t *testing.T) {
-	for _, tc := range []struct {
-		name        string
-		busy, ours  float64
-		cores       int
-		window      time.Duration
-		wantPercent float64
-	}{
-		{"a spinner beside a half-busy tool", 9.5, 4.5, 1, 10 * time.Second, 50},
-		{"quiet", 5.2, 5, 1, 10 * time.Second, 2},
-		{"two cores", 10, 2, 2, 10 * time.Second, 40},
-		{"ours read above busy", 4, 4.3, 1, 10 * time.Second, 0},
-		{"no window", 1, 0, 1, 0, 0},
-	} {
-		if got := othersPercent(tc.busy, tc.ours, tc.cores, tc.window); got != tc.wantPercent {
-			t.Errorf("%s: othersPercent = %v, want %v", tc.name, got, tc.wantPercent)
 		}
 	}
 }

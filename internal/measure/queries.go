@@ -1,4 +1,4 @@
-package runner
+package measure
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"github.com/protobench/protobench/internal/scenario"
 )
 
-// containerUsage is what cAdvisor saw of one compose service over a step's measured window.
-type containerUsage struct {
+// Usage is what cAdvisor saw of one compose service over a step's measured window.
+type Usage struct {
 	CPUSeconds       float64
 	MemMaxBytes      float64
 	ThrottledSeconds float64
@@ -59,8 +59,8 @@ func gomaxprocsQuery(service string, window time.Duration) string {
 }
 
 // measureContainer reads a service's usage over [start, end] from Prometheus.
-func measureContainer(ctx context.Context, p *prom.Client, project, runID, service string, start, end time.Time) (containerUsage, error) {
-	var u containerUsage
+func measureContainer(ctx context.Context, p *prom.Client, project, runID, service string, start, end time.Time) (Usage, error) {
+	var u Usage
 	window := end.Sub(start)
 	if window < minWindow {
 		window = minWindow
