@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"time"
 )
 
 // Run runs a tool as a run-once job (swarm.RunJob) on a client node, or, when several client nodes share a
@@ -38,40 +39,9 @@ func (s *Swarm) Run(ctx context.Context, o OneOff) ([]byte, []byte, int, error) 
 			}(k)
 		}
 		wg.Wait()
-		files := map[string][]byte{}
+		var files map[string][]byte
 		var hosts []string
-		code = 0
-		for k, r := range res {
-			if len(res) > 1 {
-				head := fmt.Sprintf("=== part %d of %d on %s ===\n", k+1, len(res), s.place.hostname(r.Task.NodeID))
-				stdout = append(append(stdout, head...), r.Stdout...)
-				stderr = append(append(stderr, head...), r.Stderr...)
-			} else {
-				stdout, stderr = r.Stdout, r.Stderr
-			}
-			if r.ExitCode != 0 && code == 0 {
-				code = r.ExitCode
-			}
-			if r.Task.NodeID != "" {
-				hosts = append(hosts, s.place.hostname(r.Task.NodeID))
-			}
-			for name, b := range r.Files {
-				files[filepath.Base(name)] = b
-			}
-			if o.Window != nil && !r.Started.IsZero() && !r.Ended.IsZero() {
-				if o.Window[0].IsZero() || r.Started.Before(o.Window[0]) {
-					o.Window[0] = r.Started
-				}
-				if r.Ended.After(o.Window[1]) {
-					o.Window[1] = r.Ended
-				}
-			}
-			if r.Nofile > 0 {
-				s.mu.Lock()
-				s.nofile = r.Nofile
-				s.mu.Unlock()
-			}
-		}
+		stdout, stderr, code, files, hosts = s.gather(res, o.Window)
 		if err := errors.Join(errs...); err != nil {
 			code = -1
 			return err
@@ -98,6 +68,45 @@ func (s *Swarm) Run(ctx context.Context, o OneOff) ([]byte, []byte, int, error) 
 		return nil
 	})
 	return stdout, stderr, code, err
+}
+
+// gather joins the jobs' results: their output (each part under a heading when there are
+// several), the first non-zero exit code, their files by base name, the nodes they ran on, and
+// into window, when set, the span from the first job's start to the last one's end.
+func (s *Swarm) gather(res []swarm.JobResult, window *[2]time.Time) (stdout, stderr []byte, code int, files map[string][]byte, hosts []string) {
+	files = map[string][]byte{}
+	for k, r := range res {
+		if len(res) > 1 {
+			head := fmt.Sprintf("=== part %d of %d on %s ===\n", k+1, len(res), s.place.hostname(r.Task.NodeID))
+			stdout = append(append(stdout, head...), r.Stdout...)
+			stderr = append(append(stderr, head...), r.Stderr...)
+		} else {
+			stdout, stderr = r.Stdout, r.Stderr
+		}
+		if r.ExitCode != 0 && code == 0 {
+			code = r.ExitCode
+		}
+		if r.Task.NodeID != "" {
+			hosts = append(hosts, s.place.hostname(r.Task.NodeID))
+		}
+		for name, b := range r.Files {
+			files[filepath.Base(name)] = b
+		}
+		if window != nil && !r.Started.IsZero() && !r.Ended.IsZero() {
+			if window[0].IsZero() || r.Started.Before(window[0]) {
+				window[0] = r.Started
+			}
+			if r.Ended.After(window[1]) {
+				window[1] = r.Ended
+			}
+		}
+		if r.Nofile > 0 {
+			s.mu.Lock()
+			s.nofile = r.Nofile
+			s.mu.Unlock()
+		}
+	}
+	return stdout, stderr, code, files, hosts
 }
 
 // toolJobs are the run-once jobs of a tool's run: one on a client node, or, when several client

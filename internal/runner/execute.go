@@ -49,6 +49,8 @@ type session struct {
 	recs []record.Record
 	done map[string]bool // the runs a resumed folder already holds, by recordKey
 	info RunInfo
+	// absRaw is raw/ as an absolute path, for the compose files' bind mounts.
+	absRaw string
 	// resumeIndex is this session's entry in info.Resumes, or -1 for the first session.
 	resumeIndex int
 }
@@ -89,6 +91,10 @@ func openSession(ctx context.Context, opts Options, plan *scenario.Plan, env *en
 		return s, err
 	}
 	if err := results.WriteFileAtomic(filepath.Join(s.dir, results.ScenarioFile), sc.Raw); err != nil {
+		return s, err
+	}
+	var err error
+	if s.absRaw, err = filepath.Abs(filepath.Join(s.dir, "raw")); err != nil {
 		return s, err
 	}
 	pf := env.planFlags
@@ -179,11 +185,7 @@ func (s *session) finish(ctx context.Context, runErr error) (string, error) {
 // startStack starts the observability stack (with the run's certificates when a step is TLS),
 // finds Prometheus and waits until it is ready and has scraped cAdvisor.
 func (s *session) startStack(ctx context.Context) (*prom.Client, error) {
-	absRaw, err := filepath.Abs(filepath.Join(s.dir, "raw"))
-	if err != nil {
-		return nil, err
-	}
-	upEnv := map[string]string{"PROTOBENCH_RAW_DIR": absRaw, "PROTOBENCH_OBS_CPUSET": s.plan.Layout.ObservabilityCPUSet}
+	upEnv := map[string]string{"PROTOBENCH_RAW_DIR": s.absRaw, "PROTOBENCH_OBS_CPUSET": s.plan.Layout.ObservabilityCPUSet}
 	tlsInfo, tlsEnv, err := prepareTLS(s.dir, s.plan)
 	if err != nil {
 		return nil, fmt.Errorf("TLS certificates: %w", err)
