@@ -130,3 +130,10 @@ const (
 
 // rawMountPath is where tools find raw/ in their containers.
 const rawMountPath = "/raw"
+
+// Each engine implements the whole interface.
+var (
+	_ Engine = (*Compose)(nil)
+	_ Engine = (*Swarm)(nil)
+	_ Engine = (*Dry)(nil)
+)

@@ -74,3 +74,22 @@ func TestGOMAXPROCSFor(t *testing.T) {
 		}
 	}
 }
+
+// TestCapabilities: what each engine can do is data, and the runner reads nothing else.
+func TestCapabilities(t *testing.T) {
+	c := NewCompose(ComposeOptions{}).Capabilities()
+	if c.Name != NameCompose || !c.PinsCores || !c.HostCores || !c.Grafana || c.ClientNodes != 1 || c.CleanupHint != "" {
+		t.Errorf("compose: %+v", c)
+	}
+	s := &Swarm{calls: &calls{docker: "docker"}, project: "pb", place: placement{clients: []swarm.Node{{ID: "b"}, {ID: "c"}}}}
+	sc := s.Capabilities()
+	if sc.Name != NameSwarm || sc.PinsCores || sc.HostCores || sc.Grafana || sc.ClientNodes != 2 || !strings.Contains(sc.CleanupHint, "protobench.project=pb") {
+		t.Errorf("swarm: %+v", sc)
+	}
+	if d := NewDrySwarm(DryOptions{Docker: "docker", Project: "pb"}).Capabilities(); d.Name != NameSwarm || d.PinsCores || d.HostCores {
+		t.Errorf("dry run of a swarm: %+v", d)
+	}
+	if d := NewDryCompose(DryOptions{}).Capabilities(); d.Name != NameCompose || d.PinsCores || d.HostCores {
+		t.Errorf("dry run of compose: %+v", d)
+	}
+}
