@@ -75,17 +75,14 @@ func parseRunFlagsSet(args []string, stderr io.Writer) (Options, map[string]bool
 	if err := checkProjectName(o.Project); err != nil {
 		return o, nil, err
 	}
-	switch o.Engine {
-	case EngineCompose:
-	case EngineSwarm:
-		if o.Publish {
-			return o, nil, errors.New("--publish works with --engine compose only: on a swarm the runner reaches Prometheus without a published port")
-		}
-		if o.KeepUp {
-			return o, nil, errors.New("--keep-up works with --engine compose only: a swarm run removes its services at the end")
-		}
-	default:
+	choice, ok := engineChoices[o.Engine]
+	switch {
+	case !ok:
 		return o, nil, fmt.Errorf("--engine %q: want compose or swarm", o.Engine)
+	case o.Publish && choice.noPublish != "":
+		return o, nil, errors.New(choice.noPublish)
+	case o.KeepUp && choice.noKeepUp != "":
+		return o, nil, errors.New(choice.noKeepUp)
 	}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	o.Scenario = name

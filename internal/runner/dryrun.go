@@ -13,13 +13,8 @@ import (
 	"github.com/protobench/protobench/internal/stepinfo"
 )
 
-// dryEngines make the dry run of each --engine name (parseRunFlags has checked the name).
-var dryEngines = map[string]func(engine.DryOptions) *engine.Dry{
-	EngineCompose: engine.NewDryCompose,
-	EngineSwarm:   engine.NewDrySwarm,
-}
-
-// dryRun prints the plan and the exact commands of the first run, without starting anything:
+// dryRun prints the plan and the exact commands of the first run, without starting anything
+// (parseRunFlags has checked the engine's name):
 // the run goes through the same step code as a real one, against the dry-run engine, which
 // prints what the engine --engine names would do, and a meter that measures nothing.
 func dryRun(ctx context.Context, opts Options, plan *scenario.Plan) int {
@@ -53,7 +48,7 @@ func dryRun(ctx context.Context, opts Options, plan *scenario.Plan) int {
 	if err := os.MkdirAll(raw, 0o755); err != nil {
 		return 1
 	}
-	eng := dryEngines[opts.Engine](engine.DryOptions{Client: cc, Docker: opts.Docker, Out: opts.Stdout,
+	eng := engineChoices[opts.Engine].dry(engine.DryOptions{Client: cc, Docker: opts.Docker, Out: opts.Stdout,
 		Project: opts.Project, RepoRoot: opts.RepoRoot, RawDir: raw, GoServers: goServers(plan)})
 	upEnv := map[string]string{"PROTOBENCH_RAW_DIR": raw, "PROTOBENCH_OBS_CPUSET": plan.Layout.ObservabilityCPUSet, "PROTOBENCH_TOOL_USER": toolUser()}
 	if err := eng.Up(ctx, upEnv, observabilityServices...); err != nil {

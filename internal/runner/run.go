@@ -251,26 +251,13 @@ func openEngine(ctx context.Context, opts Options, plan *scenario.Plan, cc *comp
 	return env, 0
 }
 
-// engines make the engine of each --engine name.
-var engines = map[string]func(ctx context.Context, opts Options, plan *scenario.Plan, cc *compose.Client, td *teardown, grafana bool) (engine.Engine, error){
-	EngineCompose: func(_ context.Context, opts Options, _ *scenario.Plan, cc *compose.Client, td *teardown, grafana bool) (engine.Engine, error) {
-		return engine.NewCompose(engine.ComposeOptions{Client: cc, Docker: opts.Docker, Tracker: td,
-			Fast: engine.FastPathEnabled(), Published: opts.Publish, Grafana: grafana}), nil
-	},
-	EngineSwarm: func(ctx context.Context, opts Options, plan *scenario.Plan, cc *compose.Client, td *teardown, _ bool) (engine.Engine, error) {
-		return engine.NewSwarm(ctx, engine.SwarmOptions{Client: cc, Docker: opts.Docker, Project: opts.Project,
-			RepoRoot: opts.RepoRoot, Tracker: td, GoServers: goServers(plan), Stdout: opts.Stdout,
-			Log: func(format string, args ...any) { fmt.Fprintf(opts.Stderr, "protobench: "+format+"\n", args...) }})
-	},
-}
-
 // newEngine makes the engine opts.Engine names (parseRunFlags has checked the name).
 func newEngine(ctx context.Context, opts Options, plan *scenario.Plan, cc *compose.Client, td *teardown, grafana bool) (engine.Engine, error) {
-	open, ok := engines[opts.Engine]
+	choice, ok := engineChoices[opts.Engine]
 	if !ok {
 		return nil, fmt.Errorf("--engine %q: want compose or swarm", opts.Engine)
 	}
-	return open(ctx, opts, plan, cc, td, grafana)
+	return choice.open(ctx, opts, plan, cc, td, grafana)
 }
 
 // closeRun tears the stack down (unless --keep-up), writes the report, and says how the run
