@@ -1,6 +1,7 @@
 // Package runner carries out a scenario: it makes sure the images exist, starts the
-// observability stack, runs every planned step against a fresh capped server, reads the step's
-// resource use from Prometheus, and writes the results folder. It is the `run` subcommand.
+// observability stack through an engine (package engine), runs every planned step against a
+// fresh capped server, has its resource use read (package measure), and writes the results
+// folder. It is the `run` subcommand.
 package runner
 
 import (
