@@ -31,27 +31,29 @@ var AllowedLabels = []string{"scenario", "step", "run_id"}
 
 // Flags are the parsed command-line options of `protobench load`, before validation.
 type Flags struct {
-	Target         string
-	TLS            TLSOptions
-	Method         string
-	Connections    int
-	Concurrency    int
-	Rate           float64
-	RateSteps      string
-	Ramp           string
-	Duration       time.Duration
-	Warmup         time.Duration
-	PayloadBytes   int
-	Out            string
-	Timeseries     string
-	MaxInflight    int
-	ConnectTimeout time.Duration
-	RequestTimeout time.Duration
-	MetricsListen  string
-	MetricsLinger  time.Duration
-	Labels         labelFlag
-	TargetName     string
-	Progress       string
+	Target       string
+	TLS          TLSOptions
+	Method       string
+	Connections  int
+	Concurrency  int
+	Rate         float64
+	RateSteps    string
+	Ramp         string
+	Duration     time.Duration
+	Warmup       time.Duration
+	PayloadBytes int
+	Out          string
+	Timeseries   string
+	MaxInflight  int
+	// RequestsPerConnection closes each connection after that many requests (0: reuse).
+	RequestsPerConnection int
+	ConnectTimeout        time.Duration
+	RequestTimeout        time.Duration
+	MetricsListen         string
+	MetricsLinger         time.Duration
+	Labels                labelFlag
+	TargetName            string
+	Progress              string
 
 	set map[string]bool // flags given explicitly
 	// owner names the schemes of each driver flag (several when drivers share a flag, as http
@@ -116,6 +118,7 @@ func NewFlagSet(stderr io.Writer) (*flag.FlagSet, *Flags) {
 	fs.StringVar(&f.Out, "out", "", "write the JSON result to this file (- for stdout, then the text report goes to stderr)")
 	fs.StringVar(&f.Timeseries, "timeseries", "", "write the per-second timeline (warm-up included) as JSON to this file")
 	fs.IntVar(&f.MaxInflight, "max-inflight", 0, "open model: most requests in flight at once, spread over the connections (0 = connections × concurrency)")
+	fs.IntVar(&f.RequestsPerConnection, "requests-per-connection", 0, "connection churn: close each connection after this many requests and open a new one, one connection per request in flight (0 = reuse connections for the whole run); grpc, http, connect and netrpc")
 	fs.DurationVar(&f.ConnectTimeout, "connect-timeout", 5*time.Second, "time allowed to connect (and to reconnect after a lost connection)")
 	fs.DurationVar(&f.RequestTimeout, "request-timeout", 0, "per-request timeout, counted as a transport:timeout error (0 = none)")
 	fs.StringVar(&f.MetricsListen, "metrics-listen", "", "serve live Prometheus metrics on this address, e.g. :9102 (off by default)")
@@ -185,19 +188,20 @@ func (f *Flags) Config() (*Config, error) {
 	}
 	info := d.Info()
 	cfg := &Config{
-		Target:         target,
-		TargetName:     f.TargetName,
-		Method:         f.Method,
-		Connections:    f.Connections,
-		Concurrency:    f.Concurrency,
-		Duration:       f.Duration,
-		Warmup:         f.Warmup,
-		PayloadBytes:   f.PayloadBytes,
-		MaxInflight:    f.MaxInflight,
-		ConnectTimeout: f.ConnectTimeout,
-		RequestTimeout: f.RequestTimeout,
-		Labels:         map[string]string(f.Labels),
-		Options:        map[string]string{},
+		Target:                target,
+		TargetName:            f.TargetName,
+		Method:                f.Method,
+		Connections:           f.Connections,
+		Concurrency:           f.Concurrency,
+		Duration:              f.Duration,
+		Warmup:                f.Warmup,
+		PayloadBytes:          f.PayloadBytes,
+		MaxInflight:           f.MaxInflight,
+		RequestsPerConnection: f.RequestsPerConnection,
+		ConnectTimeout:        f.ConnectTimeout,
+		RequestTimeout:        f.RequestTimeout,
+		Labels:                map[string]string(f.Labels),
+		Options:               map[string]string{},
 	}
 	if cfg.TargetName == "" {
 		cfg.TargetName = info.TargetName
@@ -239,6 +243,8 @@ func (f *Flags) Config() (*Config, error) {
 		return nil, fmt.Errorf("--payload-bytes must be between 0 and %d, got %d", contract.DefaultMaxPayloadBytes, cfg.PayloadBytes)
 	case cfg.MaxInflight < 0:
 		return nil, fmt.Errorf("--max-inflight must not be negative, got %d", cfg.MaxInflight)
+	case cfg.RequestsPerConnection < 0:
+		return nil, fmt.Errorf("--requests-per-connection must be 0 (reuse connections) or positive, got %d", cfg.RequestsPerConnection)
 	case cfg.ConnectTimeout <= 0:
 		return nil, fmt.Errorf("--connect-timeout must be positive, got %s", cfg.ConnectTimeout)
 	case cfg.RequestTimeout < 0:
