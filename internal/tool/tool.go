@@ -34,8 +34,12 @@ type Invocation struct {
 	// (targets.TLSMount in its container); ServerName is the name the server certificate holds.
 	CAFile     string
 	ServerName string
-	Warmup     time.Duration // 0 when the runner does the warm-up as a separate invocation
-	Duration   time.Duration
+	// RequestsPerConnection, when positive, closes each connection after that many requests and
+	// opens a new one (connection churn); only tools whose Capabilities.Churn lists the
+	// protocol take it.
+	RequestsPerConnection int
+	Warmup                time.Duration // 0 when the runner does the warm-up as a separate invocation
+	Duration              time.Duration
 	// ClientCPUs is the CPU the tool may use, when known (bench-generators pins each tool to one
 	// core); tools with a thread count run one event loop per CPU. 0: the tool's default.
 	ClientCPUs float64
@@ -121,6 +125,9 @@ type Capabilities struct {
 	Requests bool
 	// TLS is true when it can drive a TLS step, trusting the run's CA (Invocation.CAFile).
 	TLS bool
+	// Churn lists the protocols on which it can close each connection after
+	// Invocation.RequestsPerConnection requests and open a new one (connection churn).
+	Churn []string
 	// Image is the logical image (internal/images) the tool runs from; ImageVariant, when set,
 	// is the variant that image must hold (wrk2 shares wrk's image where wrk2 could be built).
 	Image        string
@@ -141,6 +148,9 @@ type HTTPMode struct{ Version, Encoding string }
 
 // Speaks reports whether the tool speaks protocol.
 func (c Capabilities) Speaks(protocol string) bool { return slices.Contains(c.Protocols, protocol) }
+
+// Churns reports whether the tool can churn protocol's connections.
+func (c Capabilities) Churns(protocol string) bool { return slices.Contains(c.Churn, protocol) }
 
 // Runs reports whether the tool runs the load model.
 func (c Capabilities) Runs(model string) bool { return slices.Contains(c.Models, model) }
