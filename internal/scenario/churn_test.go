@@ -83,3 +83,11 @@ func TestChurnForeverNeedsNoCapability(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestChurnTopologyText(t *testing.T) {
+	r := Run{Protocol: "grpc", Model: ModelClosed, Connections: 1, Concurrency: 100, RequestsPerConnection: 1}
+	want := "100 connections at a time, 1 request in flight on each, each closed after 1 request and replaced"
+	if got := r.TopologyText(); got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
