@@ -41,7 +41,7 @@ func handshakes(t *testing.T, metricsAddr string) (all, resumed float64) {
 }
 
 // TestChurnHandshakes drives each TLS server with a fixed count of requests (the open model's
-// schedule: 400/s for 500 ms, one request in flight) at 10 requests per connection, and checks
+// schedule: 200/s for 1 s, one request in flight) at 10 requests per connection, and checks
 // that the server shook hands once per 10 requests, and that without churn (reuse forever) it
 // shakes hands about once per connection whatever the count of requests.
 func TestChurnHandshakes(t *testing.T) {
@@ -64,18 +64,21 @@ func TestChurnHandshakes(t *testing.T) {
 				"--warmup=0s", "--progress=off"}, c.extra...)
 
 			before, _ := handshakes(t, ep.Metrics)
-			res := drivertest.RunClean(t, true, append(base, "--rate=400", "--duration=500ms", "--connections=1", "--concurrency=1",
+			res := drivertest.RunClean(t, true, append(base, "--rate=200", "--duration=1s", "--connections=1", "--concurrency=1",
 				"--requests-per-connection="+strconv.Itoa(perConn))...)
 			after, resumed := handshakes(t, ep.Metrics)
-			if res.Requests != requests {
-				t.Fatalf("requests %d, want the schedule's %d", res.Requests, requests)
+			// On a quiet machine the schedule's 200 are all sent; on a loaded one (or under -race)
+			// the one worker may fall behind and leave the last tickets unsent, and the count
+			// is then what was sent.
+			if res.Requests < requests*3/4 || res.Requests > requests {
+				t.Fatalf("requests %d (unsent %d), want the schedule's %d", res.Requests, res.Unsent, requests)
 			}
 			if res.RequestsPerConnection != perConn {
 				t.Errorf("result requests_per_connection %d, want %d", res.RequestsPerConnection, perConn)
 			}
-			want := float64(requests/perConn + c.probes)
+			want := float64((res.Requests+perConn-1)/perConn) + float64(c.probes)
 			if got := after - before; got != want {
-				t.Errorf("churn: %v handshakes for %d requests at %d per connection, want %v", got, requests, perConn, want)
+				t.Errorf("churn: %v handshakes for %d requests at %d per connection, want %v", got, res.Requests, perConn, want)
 			}
 			t.Logf("churn: %v handshakes, %v of all so far resumed", after-before, resumed)
 
