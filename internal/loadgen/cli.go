@@ -31,29 +31,29 @@ var AllowedLabels = []string{"scenario", "step", "run_id"}
 
 // Flags are the parsed command-line options of `protobench load`, before validation.
 type Flags struct {
-	Target       string
-	TLS          TLSOptions
-	Method       string
-	Connections  int
-	Concurrency  int
-	Rate         float64
-	RateSteps    string
-	Ramp         string
-	Duration     time.Duration
-	Warmup       time.Duration
-	PayloadBytes int
-	Out          string
-	Timeseries   string
-	MaxInflight  int
+	Target         string
+	TLS            TLSOptions
+	Method         string
+	Connections    int
+	Concurrency    int
+	Rate           float64
+	RateSteps      string
+	Ramp           string
+	Duration       time.Duration
+	Warmup         time.Duration
+	PayloadBytes   int
+	Out            string
+	Timeseries     string
+	MaxInflight    int
+	ConnectTimeout time.Duration
+	RequestTimeout time.Duration
+	MetricsListen  string
+	MetricsLinger  time.Duration
+	Labels         labelFlag
+	TargetName     string
+	Progress       string
 	// RequestsPerConnection closes each connection after that many requests (0: reuse).
 	RequestsPerConnection int
-	ConnectTimeout        time.Duration
-	RequestTimeout        time.Duration
-	MetricsListen         string
-	MetricsLinger         time.Duration
-	Labels                labelFlag
-	TargetName            string
-	Progress              string
 
 	set map[string]bool // flags given explicitly
 	// owner names the schemes of each driver flag (several when drivers share a flag, as http
@@ -188,21 +188,21 @@ func (f *Flags) Config() (*Config, error) {
 	}
 	info := d.Info()
 	cfg := &Config{
-		Target:                target,
-		TargetName:            f.TargetName,
-		Method:                f.Method,
-		Connections:           f.Connections,
-		Concurrency:           f.Concurrency,
-		Duration:              f.Duration,
-		Warmup:                f.Warmup,
-		PayloadBytes:          f.PayloadBytes,
-		MaxInflight:           f.MaxInflight,
-		RequestsPerConnection: f.RequestsPerConnection,
-		ConnectTimeout:        f.ConnectTimeout,
-		RequestTimeout:        f.RequestTimeout,
-		Labels:                map[string]string(f.Labels),
-		Options:               map[string]string{},
+		Target:         target,
+		TargetName:     f.TargetName,
+		Method:         f.Method,
+		Connections:    f.Connections,
+		Concurrency:    f.Concurrency,
+		Duration:       f.Duration,
+		Warmup:         f.Warmup,
+		PayloadBytes:   f.PayloadBytes,
+		MaxInflight:    f.MaxInflight,
+		ConnectTimeout: f.ConnectTimeout,
+		RequestTimeout: f.RequestTimeout,
+		Labels:         map[string]string(f.Labels),
+		Options:        map[string]string{},
 	}
+	cfg.RequestsPerConnection = f.RequestsPerConnection
 	if cfg.TargetName == "" {
 		cfg.TargetName = info.TargetName
 	}

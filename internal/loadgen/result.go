@@ -86,17 +86,16 @@ func (e *engine) baseResult() *Result {
 	cfg := e.cfg
 	r := &Result{
 		Record: record.Record{
-			Scenario:              cfg.Labels["scenario"],
-			Step:                  cfg.Labels["step"],
-			Target:                cfg.TargetName,
-			Tool:                  "protobench",
-			Method:                cfg.Method,
-			Model:                 "closed",
-			Connections:           cfg.Connections,
-			Concurrency:           cfg.Concurrency,
-			RequestsPerConnection: cfg.RequestsPerConnection,
-			PayloadBytes:          cfg.PayloadBytes,
-			Flags:                 []string{},
+			Scenario:     cfg.Labels["scenario"],
+			Step:         cfg.Labels["step"],
+			Target:       cfg.TargetName,
+			Tool:         "protobench",
+			Method:       cfg.Method,
+			Model:        "closed",
+			Connections:  cfg.Connections,
+			Concurrency:  cfg.Concurrency,
+			PayloadBytes: cfg.PayloadBytes,
+			Flags:        []string{},
 		},
 		TargetURL:        cfg.Target.URL,
 		Pattern:          cfg.Pattern,
@@ -108,6 +107,7 @@ func (e *engine) baseResult() *Result {
 		Series:           []SeriesPoint{},
 		Histograms:       HistogramExport{Encoding: "hdrhistogram-v2-compressed-base64", Unit: "us"},
 	}
+	r.RequestsPerConnection = cfg.RequestsPerConnection
 	if cfg.Open() {
 		r.Model = "open"
 		r.Rate = round3(MeanRate(cfg.Pacer))

@@ -240,11 +240,11 @@ func (s *stepRunner) measure(ctx context.Context, plan *scenario.Plan, r scenari
 		Target: r.Target, Address: ep.address(), Scheme: ep.Scheme, Method: r.Method, Pattern: r.Pattern,
 		Model: r.Model, Connections: r.Connections, Concurrency: r.Concurrency, RatePerSec: r.Rate,
 		PayloadBytes: r.PayloadBytes, HTTPVersion: r.HTTPVersion, Encoding: r.Encoding,
-		RequestsPerConnection: r.RequestsPerConnection,
-		Duration:              r.Duration, RawDir: s.rawMount, RawPrefix: r.ID,
+		Duration: r.Duration, RawDir: s.rawMount, RawPrefix: r.ID,
 		Labels:        map[string]string{"scenario": s.scenario, "step": r.Step, "run_id": s.runID},
 		PrometheusURL: s.promURL,
 	}
+	inv.RequestsPerConnection = r.RequestsPerConnection
 	if r.TLS {
 		inv.CAFile, inv.ServerName = targets.TLSMount+"/ca.pem", r.Target
 	}

@@ -34,15 +34,16 @@ type Invocation struct {
 	// (targets.TLSMount in its container); ServerName is the name the server certificate holds.
 	CAFile     string
 	ServerName string
+	Warmup     time.Duration // 0 when the runner does the warm-up as a separate invocation
+	Duration   time.Duration
+	// ClientCPUs is the CPU the tool may use, when known (bench-generators pins each tool to one
+	// core); tools with a thread count run one event loop per CPU. 0: the tool's default.
+	ClientCPUs float64
+
 	// RequestsPerConnection, when positive, closes each connection after that many requests and
 	// opens a new one (connection churn); only tools whose Capabilities.Churn lists the
 	// protocol take it.
 	RequestsPerConnection int
-	Warmup                time.Duration // 0 when the runner does the warm-up as a separate invocation
-	Duration              time.Duration
-	// ClientCPUs is the CPU the tool may use, when known (bench-generators pins each tool to one
-	// core); tools with a thread count run one event loop per CPU. 0: the tool's default.
-	ClientCPUs float64
 
 	// RawDir is the directory, as the tool sees it (inside its container), where it may write
 	// output files; RawPrefix is the file-name prefix reserved for this invocation.
