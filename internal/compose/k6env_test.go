@@ -23,8 +23,11 @@ func TestK6RuntimeFollowsTheAdapter(t *testing.T) {
 	if env["GOMEMLIMIT"] != want {
 		t.Errorf("compose's k6 GOMEMLIMIT = %q, want %q", env["GOMEMLIMIT"], want)
 	}
+	if env["GODEBUG"] != k6.GODEBUG {
+		t.Errorf("compose's k6 GODEBUG = %q, want k6.GODEBUG %q", env["GODEBUG"], k6.GODEBUG)
+	}
 	got := k6.RuntimeEnv(scenario.DefaultClientMemoryBytes)
-	if len(got) != 2 || got[0] != "GOGC="+k6.GOGC || got[1] != "GOMEMLIMIT=858993456" {
+	if len(got) != 3 || got[0] != "GOGC="+k6.GOGC || got[1] != "GOMEMLIMIT=858993456" || got[2] != "GODEBUG="+k6.GODEBUG {
 		t.Errorf("k6.RuntimeEnv(1 GiB) = %v", got)
 	}
 }

@@ -52,6 +52,8 @@ type Flags struct {
 	Labels         labelFlag
 	TargetName     string
 	Progress       string
+	// RequestsPerConnection closes each connection after that many requests (0: reuse).
+	RequestsPerConnection int
 
 	set map[string]bool // flags given explicitly
 	// owner names the schemes of each driver flag (several when drivers share a flag, as http
@@ -116,6 +118,7 @@ func NewFlagSet(stderr io.Writer) (*flag.FlagSet, *Flags) {
 	fs.StringVar(&f.Out, "out", "", "write the JSON result to this file (- for stdout, then the text report goes to stderr)")
 	fs.StringVar(&f.Timeseries, "timeseries", "", "write the per-second timeline (warm-up included) as JSON to this file")
 	fs.IntVar(&f.MaxInflight, "max-inflight", 0, "open model: most requests in flight at once, spread over the connections (0 = connections × concurrency)")
+	fs.IntVar(&f.RequestsPerConnection, "requests-per-connection", 0, "connection churn: close each connection after this many requests and open a new one, one connection per request in flight (0 = reuse connections for the whole run); grpc, http, connect and netrpc")
 	fs.DurationVar(&f.ConnectTimeout, "connect-timeout", 5*time.Second, "time allowed to connect (and to reconnect after a lost connection)")
 	fs.DurationVar(&f.RequestTimeout, "request-timeout", 0, "per-request timeout, counted as a transport:timeout error (0 = none)")
 	fs.StringVar(&f.MetricsListen, "metrics-listen", "", "serve live Prometheus metrics on this address, e.g. :9102 (off by default)")
@@ -199,6 +202,7 @@ func (f *Flags) Config() (*Config, error) {
 		Labels:         map[string]string(f.Labels),
 		Options:        map[string]string{},
 	}
+	cfg.RequestsPerConnection = f.RequestsPerConnection
 	if cfg.TargetName == "" {
 		cfg.TargetName = info.TargetName
 	}
@@ -239,6 +243,8 @@ func (f *Flags) Config() (*Config, error) {
 		return nil, fmt.Errorf("--payload-bytes must be between 0 and %d, got %d", contract.DefaultMaxPayloadBytes, cfg.PayloadBytes)
 	case cfg.MaxInflight < 0:
 		return nil, fmt.Errorf("--max-inflight must not be negative, got %d", cfg.MaxInflight)
+	case cfg.RequestsPerConnection < 0:
+		return nil, fmt.Errorf("--requests-per-connection must be 0 (reuse connections) or positive, got %d", cfg.RequestsPerConnection)
 	case cfg.ConnectTimeout <= 0:
 		return nil, fmt.Errorf("--connect-timeout must be positive, got %s", cfg.ConnectTimeout)
 	case cfg.RequestTimeout < 0:

@@ -34,6 +34,8 @@ type DriverInfo struct {
 	Methods []string
 	// Patterns are the protocol variants (ZeroMQ socket patterns); empty when there are none.
 	Patterns []string
+	// NoChurn says why a driver that is not a Churner cannot churn connections.
+	NoChurn string
 }
 
 // Conn is one connection to the target. A connection serves Config.Concurrency slots, either as
@@ -104,6 +106,9 @@ type Config struct {
 	// raw sockets, which need kernel TLS to carry TLS records; this kernel has none (docs/tls.md),
 	// so TLS runs take each driver's crypto/tls path.
 	TLS *tls.Config
+	// RequestsPerConnection, when positive, closes each connection after that many requests and
+	// opens a new one (connection churn, churn.go); 0 reuses connections for the whole run.
+	RequestsPerConnection int
 }
 
 // Open reports whether the run uses the open model.

@@ -82,7 +82,8 @@ type engine struct {
 // slot is what a worker or pipeline goroutine drives.
 type slot struct {
 	conn Conn
-	cfg  *Config // the connection's own configuration: its method, when the run is a mix
+	cfg  *Config    // the connection's own configuration: its method, when the run is a mix
+	wire *WireBytes // the connection's counters, which a churning slot's new connections share
 }
 
 // Run performs one load run. It returns a result whenever the configuration was valid: with the
@@ -104,8 +105,12 @@ func Run(ctx context.Context, cfg *Config, opts RunOptions) (*Result, error) {
 		opts.DrainTimeout = max(DefaultDrainTimeout, cfg.RequestTimeout)
 	}
 	e := &engine{cfg: cfg, driver: d, opts: opts, clock: opts.Clock, aborted: make(chan struct{})}
-	e.connCfgs = make([]*Config, cfg.Connections)
-	methods, err := apportionMix(cfg.Mix, cfg.Connections)
+	conns := cfg.Connections
+	if cfg.Churns() {
+		conns = churnWorkers(cfg)
+	}
+	e.connCfgs = make([]*Config, conns)
+	methods, err := apportionMix(cfg.Mix, conns)
 	if err != nil {
 		return nil, &UsageError{err}
 	}
@@ -127,6 +132,11 @@ func (e *engine) run(parent context.Context) (*Result, error) {
 	if err != nil {
 		res := e.failedResult(err)
 		return res, err
+	}
+	if cfg.Churns() {
+		for i, c := range conns {
+			conns[i] = &onceConn{Conn: c}
+		}
 	}
 	defer func() {
 		for _, c := range conns {
@@ -187,7 +197,7 @@ func (e *engine) run(parent context.Context) (*Result, error) {
 				}
 				return e.failedResult(err), err
 			}
-			jobs = append(jobs, job{slot: slot{conn: c, cfg: ccfg}, worker: wk})
+			jobs = append(jobs, job{slot: slot{conn: c, cfg: ccfg, wire: e.wires[w%len(conns)]}, worker: wk})
 		}
 		setupCancel()
 	}
@@ -290,7 +300,7 @@ wait:
 // it would serve every method of it that way.
 func (e *engine) multiplexes() bool {
 	mx, ok := e.driver.(Multiplexer)
-	if !ok {
+	if !ok || e.cfg.Churns() {
 		return false
 	}
 	if len(e.cfg.Mix) == 0 {
@@ -309,8 +319,8 @@ func (e *engine) dialAll(parent context.Context) ([]Conn, error) {
 	cfg := e.cfg
 	ctx, cancel := context.WithTimeout(parent, cfg.ConnectTimeout)
 	defer cancel()
-	conns := make([]Conn, cfg.Connections)
-	errs := make([]error, cfg.Connections)
+	conns := make([]Conn, len(e.connCfgs))
+	errs := make([]error, len(e.connCfgs))
 	var wg sync.WaitGroup
 	for i := range conns {
 		wire := &WireBytes{}
@@ -395,12 +405,17 @@ func (e *engine) dispatch(out chan<- Ticket) {
 // (open model) or, with tickets nil, are claimed here and waited for (closed model, where they are
 // due at once, and the fake-clock tests).
 func (e *engine) runWorker(s slot, w Worker, rec *recorder, tickets <-chan Ticket) {
+	churn := e.cfg.RequestsPerConnection
 	defer func() {
 		if w != nil {
 			_ = w.Close()
 		}
+		if churn > 0 && s.conn != nil {
+			_ = s.conn.Close()
+		}
 	}()
 	ctx := e.runCtx
+	carried := 0 // requests on the slot's connection, when it churns
 	for {
 		var (
 			t   Ticket
@@ -432,6 +447,19 @@ func (e *engine) runWorker(s slot, w Worker, rec *recorder, tickets <-chan Ticke
 			e.snapshotStart()
 		}
 		rec.inflight.Add(1)
+		if churn > 0 && carried >= churn {
+			// A new connection for this request, timed as part of it.
+			if err := e.recycle(ctx, &s, &w); err != nil {
+				rec.inflight.Add(-1)
+				rec.abandon(t, e.clock.Now(), false)
+				if ctx.Err() == nil {
+					e.abort(fmt.Errorf("opening a new connection after %d requests failed (connect timeout %s): %w", churn, e.cfg.ConnectTimeout, err))
+				}
+				return
+			}
+			carried = 0
+		}
+		carried++
 		err := e.do(ctx, w)
 		end := e.clock.Now()
 		rec.inflight.Add(-1)
@@ -441,6 +469,10 @@ func (e *engine) runWorker(s slot, w Worker, rec *recorder, tickets <-chan Ticke
 			return
 		}
 		rec.record(t, now, end, err)
+		if err != nil && IsConnLost(err) && churn > 0 {
+			carried = churn // the next request opens a new connection
+			continue
+		}
 		if err != nil && IsConnLost(err) {
 			_ = w.Close()
 			w = nil

@@ -138,6 +138,9 @@ func (c *Config) withMethod(method string) *Config {
 // checkDriver is the driver's Check, once per method of a mix, after checking the mix fits the
 // connections. The driver may fill in defaults (pattern, options), which the mix keeps.
 func checkDriver(d Driver, cfg *Config) error {
+	if err := checkChurn(d, cfg); err != nil {
+		return err
+	}
 	if len(cfg.Mix) == 0 {
 		return d.Check(cfg)
 	}

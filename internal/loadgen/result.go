@@ -107,6 +107,7 @@ func (e *engine) baseResult() *Result {
 		Series:           []SeriesPoint{},
 		Histograms:       HistogramExport{Encoding: "hdrhistogram-v2-compressed-base64", Unit: "us"},
 	}
+	r.RequestsPerConnection = cfg.RequestsPerConnection
 	if cfg.Open() {
 		r.Model = "open"
 		r.Rate = round3(MeanRate(cfg.Pacer))

@@ -75,6 +75,9 @@ type Record struct {
 	HTTPVersion string  `json:"http_version,omitempty"`
 	Encoding    string  `json:"encoding,omitempty"`
 	DurationS   float64 `json:"duration_s"` // measured window, warm-up excluded
+	// RequestsPerConnection is the step's connection churn: each connection carried that many
+	// requests and was replaced (0: connections were reused for the whole run).
+	RequestsPerConnection int `json:"requests_per_connection,omitempty"`
 
 	// Requests counts every completed request, failed ones included; Errors is the failed part.
 	// ThroughputRPS counts successful requests only: (Requests − Errors) / DurationS.

@@ -99,7 +99,8 @@ func FromRun(plan *scenario.Plan, run scenario.Run) record.Record {
 		PayloadBytes: run.PayloadBytes, DurationS: run.Duration.Seconds(),
 		InFlight: run.InFlight, Topology: run.TopologyText(),
 		HTTPVersion: run.HTTPVersion, Encoding: run.Encoding,
-		Flags: []string{},
+		RequestsPerConnection: run.RequestsPerConnection,
+		Flags:                 []string{},
 	}
 }
 

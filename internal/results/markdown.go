@@ -40,6 +40,7 @@ func writeSummary(w io.Writer, plan *scenario.Plan, recs []record.Record, links 
 	writeAgreement(&b, s)
 	writePublished(&b, s)
 	writeTLS(&b, recs)
+	writeChurn(&b, recs)
 	_, err := w.Write(b.Bytes())
 	return err
 }

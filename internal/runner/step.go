@@ -161,6 +161,7 @@ func (s *stepRunner) invocation(r scenario.Run) (tool.Adapter, tool.Invocation, 
 		Labels:        map[string]string{"scenario": s.scenario, "step": r.Step, "run_id": s.runID},
 		PrometheusURL: s.promURL,
 	}
+	inv.RequestsPerConnection = r.RequestsPerConnection
 	if r.TLS {
 		inv.CAFile, inv.ServerName = targets.TLSMount+"/ca.pem", r.Target
 	}

@@ -305,6 +305,7 @@ func (d *decoder) decodeStep(n *yaml.Node, field string) Step {
 	}
 	d.transportHandlers(&st, h)
 	d.tlsHandlers(&st, h)
+	d.churnHandlers(&st, h)
 	seen := d.mapping(n, field, d.timingHandlers(&st.Timing, h))
 	d.require(n, field, seen, "name")
 	// Errors about a key point at the key's line, which for a block value is the line above it.
@@ -409,12 +410,13 @@ func (d *decoder) decodeMatrix(n *yaml.Node, field string, pos map[string]int) *
 	}
 	d.matrixTransportHandlers(m, pos, handlers)
 	d.matrixTLSHandlers(m, pos, handlers)
+	d.matrixChurnHandlers(m, pos, handlers)
 	seen := d.mapping(n, field, handlers)
 	for k, kn := range seen {
 		pos["matrix."+k] = kn.Line
 	}
 	if seen != nil && len(seen) == 0 {
-		d.add(m.Line, field, "empty matrix expands to nothing; give at least one of concurrency, connections, encoding, http_version, in_flight, payload_bytes, rate, targets, tls, tools")
+		d.add(m.Line, field, "empty matrix expands to nothing; give at least one of concurrency, connections, encoding, http_version, in_flight, payload_bytes, rate, requests_per_connection, targets, tls, tools")
 	}
 	return m
 }

@@ -64,6 +64,9 @@ type Run struct {
 	HTTPVersion  string // HTTP targets: HTTP1 or HTTP2; empty for the others
 	Encoding     string // HTTP targets: EncodingJSON or EncodingProtobuf; empty for the others
 	TLS          bool   // served over TLS with the run's certificates
+	// RequestsPerConnection is the step's connection churn: each connection carries that many
+	// requests, then closes (0: reused for the whole run).
+	RequestsPerConnection int
 
 	Warmup   time.Duration
 	Duration time.Duration
@@ -187,7 +190,7 @@ func (p *Plan) makeRun(index int, st *Step, v Variant, rep int, timing Timing, t
 		Target: target, Tool: tool, Method: st.Method, Model: st.Model,
 		Connections: v.Connections, Concurrency: v.Concurrency, Rate: v.Rate, PayloadBytes: v.PayloadBytes,
 		Warmup: timing.Warmup, Duration: timing.Duration, Cooldown: timing.Cooldown,
-		Layout: p.Layout, TLS: v.TLS,
+		Layout: p.Layout, TLS: v.TLS, RequestsPerConnection: v.RequestsPerConnection,
 	}
 	if st.RateFrom != nil {
 		r.LoadPercent, r.CapacityStep = v.LoadPercent, st.RateFrom.Step

@@ -54,8 +54,16 @@ func (p *Plan) Print(w io.Writer) error {
 		if r.PayloadBytes > 0 {
 			payload = FormatSize(int64(r.PayloadBytes))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d×%d\t%s\t%s\t%s\t%s\t%s\t%s cpu %s\t%s cpu %s\t%s\n",
-			r.ID, method, r.Model, r.Connections, r.Concurrency, rate, payload,
+		// TLS and churn ride in the topology's column: they say how the connections are made.
+		topology := fmt.Sprintf("%d×%d", r.Connections, r.Concurrency)
+		if r.TLS {
+			topology += " tls"
+		}
+		if r.RequestsPerConnection > 0 {
+			topology += fmt.Sprintf(" %d/conn", r.RequestsPerConnection)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s cpu %s\t%s cpu %s\t%s\n",
+			r.ID, method, r.Model, topology, rate, payload,
 			r.Warmup, r.Duration, r.Cooldown,
 			formatFloat(r.Caps.ServerCPUs), FormatSize(r.Caps.ServerMemoryBytes),
 			formatFloat(r.Caps.ClientCPUs), FormatSize(r.Caps.ClientMemoryBytes),

@@ -126,6 +126,9 @@ type Step struct {
 	Encoding    string // HTTP targets only: EncodingJSON (default) or EncodingProtobuf
 	// TLS serves the step over TLS with the run's certificates (internal/tlscert).
 	TLS bool
+	// RequestsPerConnection closes each connection after that many requests and opens a new
+	// one (connection churn); 0, written forever, reuses connections for the whole run.
+	RequestsPerConnection int
 
 	Timing  TimingOverride
 	Caps    Caps
@@ -159,7 +162,9 @@ type Matrix struct {
 	Targets      []string // the same as listing them on the step; for one-place matrices
 	Tools        []string
 	TLS          []bool
-	Line         int
+	// RequestsPerConnection holds 0 for forever.
+	RequestsPerConnection []int
+	Line                  int
 }
 
 // Load reads and validates the scenario file at path.

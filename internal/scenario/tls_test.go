@@ -49,7 +49,6 @@ steps:
 func TestTLSErrors(t *testing.T) {
 	for _, c := range []struct{ body, want string }{
 		{"    targets: [zeromq]\n    method: GetUser\n    tls: true\n", "t.yaml:8: steps[0].tls: target zeromq does not serve TLS: ZeroMQ has no TLS transport"},
-		{"    targets: [grpc]\n    tools: [k6]\n    method: GetUser\n    tls: true\n", "tool k6 cannot drive TLS"},
 		{"    targets: [grpc]\n    method: GetUser\n    tls: yes-please\n", "expected true or false"},
 		{"    targets: [grpc]\n    method: GetUser\n    matrix:\n      tls: [true, true]\n", "value true listed twice"},
 	} {
@@ -57,5 +56,15 @@ func TestTLSErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v; want %q", c.body, err, c.want)
 		}
+	}
+}
+
+// Every registered tool now drives TLS (k6 too: https:// and gRPC over TLS with the run's CA), so
+// a TLS step naming k6 loads; validateTLS still refuses a tool whose Capabilities say no.
+func TestTLSStepWithK6(t *testing.T) {
+	_, err := Parse("t.yaml", []byte("name: t\ndescription: d\ndefaults: {warmup: 1s, duration: 2s, repeats: 1}\nsteps:\n  - name: s\n"+
+		"    targets: [grpc, rest]\n    tools: [protobench, k6]\n    method: GetUser\n    tls: true\n"))
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -232,6 +232,11 @@ func (r Run) TopologyText() string {
 	if r.Model == ModelOpen {
 		return fmt.Sprintf("%s, open model at %s req/s", conn(r.Connections, "connection"), formatFloat(r.Rate))
 	}
+	if r.RequestsPerConnection > 0 {
+		// A churning run gives each request in flight a connection of its own (loadgen's churn.go).
+		return fmt.Sprintf("%s at a time, 1 request in flight on each, each closed after %s and replaced",
+			conn(r.Connections*r.Concurrency, "connection"), conn(r.RequestsPerConnection, "request"))
+	}
 	switch {
 	case r.Protocol == targets.GRPC:
 		if r.Connections == 1 {

@@ -25,6 +25,8 @@ type Variant struct {
 	HTTPVersion  string // "" for the default
 	Encoding     string
 	TLS          bool
+	// RequestsPerConnection is the variant's connection churn, 0 for none (Step).
+	RequestsPerConnection int
 	// ConnectionsSet says the file fixed connections; otherwise in_flight picks each target's
 	// natural topology.
 	ConnectionsSet bool
@@ -40,7 +42,8 @@ func (st *Step) Variants() []Variant {
 		Connections: st.Connections, Concurrency: st.Concurrency,
 		Rate: st.Rate, PayloadBytes: st.PayloadBytes,
 		InFlight: st.InFlight, HTTPVersion: st.HTTPVersion, Encoding: st.Encoding, TLS: st.TLS,
-		ConnectionsSet: st.Connections > 0 || (st.Matrix != nil && len(st.Matrix.Connections) > 0),
+		RequestsPerConnection: st.RequestsPerConnection,
+		ConnectionsSet:        st.Connections > 0 || (st.Matrix != nil && len(st.Matrix.Connections) > 0),
 	}
 	if base.Connections == 0 {
 		base.Connections = 1
@@ -93,6 +96,7 @@ func (st *Step) Variants() []Variant {
 		out[i].plainName = out[i].Name
 	}
 	out = expandTLS(out, m.TLS)
+	out = expandChurn(out, m.RequestsPerConnection)
 	out = expandStrings(out, m.HTTPVersion, func(v *Variant, x string) { v.HTTPVersion = x; v.Name += "-h" + strings.TrimSuffix(x, ".1") })
 	out = expandStrings(out, m.Encoding, func(v *Variant, x string) { v.Encoding = x; v.Name += "-" + x })
 	return out
@@ -155,7 +159,7 @@ func (st *Step) matrixSize() int {
 	if st.Matrix == nil {
 		return n
 	}
-	for _, l := range []int{len(st.Matrix.Connections), len(st.Matrix.Concurrency), len(st.Matrix.PayloadBytes), len(st.Matrix.Rate), len(st.Matrix.InFlight), len(st.Matrix.HTTPVersion), len(st.Matrix.Encoding), len(st.Matrix.TLS)} {
+	for _, l := range []int{len(st.Matrix.Connections), len(st.Matrix.Concurrency), len(st.Matrix.PayloadBytes), len(st.Matrix.Rate), len(st.Matrix.InFlight), len(st.Matrix.HTTPVersion), len(st.Matrix.Encoding), len(st.Matrix.TLS), len(st.Matrix.RequestsPerConnection)} {
 		if l > 0 {
 			n *= l
 			if n > maxVariants {
@@ -266,6 +270,7 @@ func validate(d *decoder, sc *Scenario) {
 		if st.matrixSize() <= maxVariants {
 			validateTransport(d, st, field)
 			validateTLS(d, sc, st, field)
+			validateChurn(d, sc, st, field)
 		}
 	}
 	variantNames := map[string]string{}

@@ -40,6 +40,11 @@ type Invocation struct {
 	// core); tools with a thread count run one event loop per CPU. 0: the tool's default.
 	ClientCPUs float64
 
+	// RequestsPerConnection, when positive, closes each connection after that many requests and
+	// opens a new one (connection churn); only tools whose Capabilities.Churn lists the
+	// protocol take it.
+	RequestsPerConnection int
+
 	// RawDir is the directory, as the tool sees it (inside its container), where it may write
 	// output files; RawPrefix is the file-name prefix reserved for this invocation.
 	RawDir    string
@@ -121,6 +126,9 @@ type Capabilities struct {
 	Requests bool
 	// TLS is true when it can drive a TLS step, trusting the run's CA (Invocation.CAFile).
 	TLS bool
+	// Churn lists the protocols on which it can close each connection after
+	// Invocation.RequestsPerConnection requests and open a new one (connection churn).
+	Churn []string
 	// Image is the logical image (internal/images) the tool runs from; ImageVariant, when set,
 	// is the variant that image must hold (wrk2 shares wrk's image where wrk2 could be built).
 	Image        string
@@ -141,6 +149,9 @@ type HTTPMode struct{ Version, Encoding string }
 
 // Speaks reports whether the tool speaks protocol.
 func (c Capabilities) Speaks(protocol string) bool { return slices.Contains(c.Protocols, protocol) }
+
+// Churns reports whether the tool can churn protocol's connections.
+func (c Capabilities) Churns(protocol string) bool { return slices.Contains(c.Churn, protocol) }
 
 // Runs reports whether the tool runs the load model.
 func (c Capabilities) Runs(model string) bool { return slices.Contains(c.Models, model) }

@@ -59,6 +59,8 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"timeseries over the result", []string{"--target", "grpc://127.0.0.1:1", "--out", "r.json", "--timeseries", "r.json"}, "--timeseries \"r.json\": the same file as --out"},
 		{"bad duration", []string{"--target", "grpc://127.0.0.1:1", "--duration", "ten"}, "invalid value"},
 		{"stray argument", []string{"--target", "grpc://127.0.0.1:1", "extra"}, "unexpected argument"},
+		{"negative churn", []string{"--target", "grpc://127.0.0.1:1", "--requests-per-connection", "-1"}, "--requests-per-connection must be 0"},
+		{"churn over zmq", []string{"--target", "zmq://127.0.0.1:1", "--requests-per-connection", "10"}, "zmq:// cannot churn connections"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -90,10 +90,16 @@ const (
 // (tool.GoMemLimit) pulls collections back in before the container's cap.
 const GOGC = "400"
 
+// GODEBUG turns off net/http's HTTP/2 client in k6: over https:// k6 would otherwise take h2
+// whenever the server's ALPN offers it (the REST server offers h2 and http/1.1), and a step that
+// says HTTP/1.1 would measure HTTP/2. k6's gRPC client has an HTTP/2 of its own (grpc-go), which
+// this leaves alone.
+const GODEBUG = "http2client=0"
+
 // RuntimeEnv is the environment (KEY=VALUE) of a k6 process in a container capped at capBytes:
-// GOGC and its soft memory limit. compose's k6 service sets the same for runs.
+// GOGC, its soft memory limit and GODEBUG. compose's k6 service sets the same for runs.
 func RuntimeEnv(capBytes int64) []string {
-	return []string{"GOGC=" + GOGC, "GOMEMLIMIT=" + strconv.FormatInt(tool.GoMemLimit(capBytes), 10)}
+	return []string{"GOGC=" + GOGC, "GOMEMLIMIT=" + strconv.FormatInt(tool.GoMemLimit(capBytes), 10), "GODEBUG=" + GODEBUG}
 }
 
 // TrendStats are the statistics k6 is asked to export for every trend.
@@ -131,6 +137,8 @@ func (Adapter) Capabilities() tool.Capabilities {
 		HTTP:  []tool.HTTPMode{{Version: targets.HTTP1, Encoding: targets.EncodingJSON}},
 		Image: "k6", Limits: "k6's scripts speak HTTP/1.1 with JSON bodies and gRPC, unary methods",
 		ClientBound: true,
+		// https:// and gRPC over TLS, trusting the run's CA (PROTOBENCH_TLS_CA in scripts/lib.js).
+		TLS: true,
 	}
 }
 
@@ -251,6 +259,9 @@ func (Adapter) Args(inv tool.Invocation) []string {
 	env = append(env, "PROTOBENCH_DURATION="+strconv.FormatFloat(inv.Duration.Seconds(), 'f', -1, 64)+"s")
 	if inv.Scheme == "grpc" {
 		env = append(env, "PROTOBENCH_PROTO_DIR="+ProtoDir)
+	}
+	if inv.CAFile != "" {
+		env = append(env, "PROTOBENCH_TLS_CA="+inv.CAFile)
 	}
 	args := []string{
 		"run", "--quiet", "--no-color", "--no-usage-report", "--address=",

@@ -61,6 +61,20 @@ func TestArgs(t *testing.T) {
 			"-e", "PROTOBENCH_MODEL=open", "-e", "PROTOBENCH_VUS=100", "-e", "PROTOBENCH_RATE=99.5", "-e", "PROTOBENCH_DURATION=30s",
 			"-e", "PROTOBENCH_PROTO_DIR=/usr/share/protobench/proto",
 			"/usr/share/protobench/k6/grpc.js"})},
+		{"https: the run's CA", with(func(i *tool.Invocation) {
+			i.CAFile, i.ServerName = "/run/protobench/tls/ca.pem", "rest"
+		}), join(head, []string{
+			"-e", "PROTOBENCH_ADDRESS=rest:8080", "-e", "PROTOBENCH_METHOD=GetUser", "-e", "PROTOBENCH_PAYLOAD_BYTES=0",
+			"-e", "PROTOBENCH_MODEL=closed", "-e", "PROTOBENCH_VUS=100", "-e", "PROTOBENCH_DURATION=30s",
+			"-e", "PROTOBENCH_TLS_CA=/run/protobench/tls/ca.pem",
+			"/usr/share/protobench/k6/http.js"})},
+		{"grpc over TLS: the run's CA", with(func(i *tool.Invocation) {
+			i.Target, i.Address, i.Scheme, i.CAFile, i.ServerName = "grpc", "grpc:50051", "grpc", "/run/protobench/tls/ca.pem", "grpc"
+		}), join(head, []string{
+			"-e", "PROTOBENCH_ADDRESS=grpc:50051", "-e", "PROTOBENCH_METHOD=GetUser", "-e", "PROTOBENCH_PAYLOAD_BYTES=0",
+			"-e", "PROTOBENCH_MODEL=closed", "-e", "PROTOBENCH_VUS=100", "-e", "PROTOBENCH_DURATION=30s",
+			"-e", "PROTOBENCH_PROTO_DIR=/usr/share/protobench/proto", "-e", "PROTOBENCH_TLS_CA=/run/protobench/tls/ca.pem",
+			"/usr/share/protobench/k6/grpc.js"})},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -251,6 +265,43 @@ func TestScriptsMatchContract(t *testing.T) {
 		if !strings.Contains(string(lib), want) {
 			t.Errorf("lib.js: %s: %s not found", what, want)
 		}
+	}
+}
+
+// TestScriptsSpeakTLS: with PROTOBENCH_TLS_CA set, http.js builds https:// URLs and grpc.js
+// connects over TLS trusting that CA (k6/net/grpc connect's tls.cacerts, read with open in the
+// init context); without it both stay cleartext. k6 itself is not on the build machine, so the
+// scripts are checked as text; the compose stack runs them.
+func TestScriptsSpeakTLS(t *testing.T) {
+	read := func(name string) string {
+		b, err := Scripts.ReadFile("scripts/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for name, wants := range map[string][]string{
+		"lib.js":  {"tlsCA: env('PROTOBENCH_TLS_CA', '')"},
+		"http.js": {"const base = `${config.tlsCA ? 'https' : 'http'}://${config.address}`;"},
+		"grpc.js": {
+			"const connectParams = config.tlsCA",
+			"{ plaintext: false, tls: { cacerts: [open(config.tlsCA)] },",
+			": { plaintext: true,",
+			"client.connect(config.address, connectParams);",
+		},
+	} {
+		src := read(name)
+		for _, want := range wants {
+			if !strings.Contains(src, want) {
+				t.Errorf("%s lacks %q", name, want)
+			}
+		}
+	}
+	if !(Adapter{}).Capabilities().TLS {
+		t.Error("k6 does not declare TLS")
+	}
+	if err := (Adapter{}).Check(with(func(i *tool.Invocation) { i.CAFile = "/run/protobench/tls/ca.pem" })); err != nil {
+		t.Errorf("Check refuses an https invocation: %v", err)
 	}
 }
 

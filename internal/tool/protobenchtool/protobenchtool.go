@@ -61,6 +61,8 @@ func (Adapter) Capabilities() tool.Capabilities {
 	return tool.Capabilities{
 		Protocols: targets.Protocols, Models: []string{"closed", "open"}, HTTP: modes, Mix: true, Image: "loadgen",
 		Requests: true, TLS: true,
+		// Every driver but ZeroMQ's, whose sockets manage their own connections.
+		Churn: []string{targets.GRPC, targets.HTTP, targets.Connect, targets.NetRPC},
 	}
 }
 
@@ -137,6 +139,9 @@ func (Adapter) Args(inv tool.Invocation) []string {
 		"--connections", strconv.Itoa(inv.Connections),
 		"--concurrency", strconv.Itoa(inv.Concurrency),
 	)
+	if inv.RequestsPerConnection > 0 {
+		args = append(args, "--requests-per-connection", strconv.Itoa(inv.RequestsPerConnection))
+	}
 	if inv.Model == "open" {
 		args = append(args, "--rate", strconv.FormatFloat(inv.RatePerSec, 'f', -1, 64))
 	}

@@ -52,6 +52,15 @@ func TestArgs(t *testing.T) {
 				"--out", "/raw/s4.json", "--timeseries", "/raw/s4.timeseries.json", "--metrics-listen", ":9102", "--progress", "off"},
 		},
 		{
+			name: "HTTP churning 10 requests per connection",
+			inv: tool.Invocation{Target: "rest", Address: "rest:8080", Scheme: "http", Method: "GetUser", Model: "closed",
+				RequestsPerConnection: 10,
+				Connections:           100, Concurrency: 1, Duration: 10 * time.Second, RawDir: "/raw", RawPrefix: "s5"},
+			want: []string{"load", "--target", "http://rest:8080", "--target-name", "rest", "--method", "GetUser",
+				"--connections", "100", "--concurrency", "1", "--requests-per-connection", "10", "--duration", "10s", "--warmup", "0s", "--payload-bytes", "0",
+				"--out", "/raw/s5.json", "--timeseries", "/raw/s5.timeseries.json", "--metrics-listen", ":9102", "--progress", "off"},
+		},
+		{
 			name: "ZeroMQ pattern",
 			inv: tool.Invocation{Target: "zeromq", Address: "zeromq:5555", Scheme: "zmq", Method: "Echo", Pattern: "push", Model: "closed",
 				Connections: 2, Concurrency: 1, PayloadBytes: 256, Duration: 10 * time.Second, RawDir: "/raw", RawPrefix: "s3"},
@@ -87,6 +96,9 @@ func TestCheck(t *testing.T) {
 		{"open without rate", func(i *tool.Invocation) { i.Model = "open" }, "positive rate"},
 		{"unknown model", func(i *tool.Invocation) { i.Model = "burst" }, "model"},
 		{"no connections", func(i *tool.Invocation) { i.Connections = 0 }, "--connections"},
+		{"churn over zmq", func(i *tool.Invocation) {
+			i.Target, i.Scheme, i.Address, i.RequestsPerConnection = "zeromq", "zmq", "zeromq:5555", 1
+		}, "cannot churn"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

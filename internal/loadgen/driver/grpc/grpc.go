@@ -73,19 +73,33 @@ func (d Driver) Dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.Wir
 	if d.Multiplexes(cfg) {
 		return dialLean(ctx, cfg, wire)
 	}
+	return d.dial(ctx, cfg, wire, true)
+}
+
+// Redial implements loadgen.Churner: a grpc-go connection without Dial's probe, which over TLS
+// is a handshake of its own.
+func (d Driver) Redial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes) (loadgen.Conn, error) {
+	return d.dial(ctx, cfg, wire, false)
+}
+
+func (d Driver) dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes, probe bool) (loadgen.Conn, error) {
 	addr := cfg.Target.Address
-	if cfg.TLS != nil {
+	switch {
+	case !probe:
+	case cfg.TLS != nil:
 		// A handshake probe: grpc-go would only report TRANSIENT_FAILURE for a refused
 		// certificate; this names the reason (x509: certificate signed by unknown authority).
-		probe := *cfg
-		probe.TLS = loadgen.WithALPN(cfg.TLS, "h2")
-		c, err := loadgen.DialWire(ctx, &probe, addr, nil)
+		pc := *cfg
+		pc.TLS = loadgen.WithALPN(cfg.TLS, "h2")
+		c, err := loadgen.DialWire(ctx, &pc, addr, nil)
 		if err != nil {
 			return nil, err
 		}
 		c.Close()
-	} else if err := loadgen.ProbeTCP(ctx, addr); err != nil {
-		return nil, err
+	default:
+		if err := loadgen.ProbeTCP(ctx, addr); err != nil {
+			return nil, err
+		}
 	}
 	creds := insecure.NewCredentials()
 	if cfg.TLS != nil {

@@ -120,6 +120,16 @@ func (d Driver) Check(cfg *loadgen.Config) error {
 // serve (see Serve); otherwise it is a recipe from which each worker dials, and Dial probes the
 // address so that an unreachable target fails at once.
 func (d Driver) Dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes) (loadgen.Conn, error) {
+	return d.dial(ctx, cfg, wire, true)
+}
+
+// Redial implements loadgen.Churner: the recipe without Dial's probe. The worker (HTTP/1.1) or
+// its first request (HTTP/2, net/http) opens the connection.
+func (d Driver) Redial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes) (loadgen.Conn, error) {
+	return d.dial(ctx, cfg, wire, false)
+}
+
+func (d Driver) dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes, probe bool) (loadgen.Conn, error) {
 	r, err := d.build(cfg)
 	if err != nil {
 		return nil, err
@@ -146,6 +156,9 @@ func (d Driver) Dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.Wir
 		c.client = newH2Client(cfg, wire)
 	} else if d.multiplexed(cfg) {
 		return c, c.dialSockets(ctx, cfg.Concurrency)
+	}
+	if !probe {
+		return c, nil
 	}
 	if err := loadgen.ProbeTCP(ctx, cfg.Target.Address); err != nil {
 		return nil, err

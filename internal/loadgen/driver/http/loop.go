@@ -16,7 +16,7 @@ import (
 func (d Driver) Multiplexes(cfg *loadgen.Config) bool { return d.multiplexed(cfg) }
 
 func (d Driver) multiplexed(cfg *loadgen.Config) bool {
-	if cfg.Open() || !netloop.Supported || cfg.TLS != nil {
+	if cfg.Open() || cfg.Churns() || !netloop.Supported || cfg.TLS != nil {
 		return false
 	}
 	if http2(cfg) {
@@ -50,6 +50,10 @@ type rawSock struct {
 func (c *conn) Close() error {
 	for _, s := range c.sessions {
 		_ = s.Conn().Close()
+	}
+	if c.client != nil {
+		// net/http's HTTP/2 connection, idle once its workers are done.
+		c.client.CloseIdleConnections()
 	}
 	return nil
 }

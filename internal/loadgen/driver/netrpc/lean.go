@@ -30,7 +30,7 @@ const (
 
 // Multiplexes implements loadgen.Multiplexer.
 func (Driver) Multiplexes(cfg *loadgen.Config) bool {
-	return !cfg.Open() && netloop.Supported && cfg.TLS == nil && cfg.Options["netrpc_client"] != ClientNetRPC
+	return !cfg.Open() && !cfg.Churns() && netloop.Supported && cfg.TLS == nil && cfg.Options["netrpc_client"] != ClientNetRPC
 }
 
 // leanConn is one net/rpc connection of the lean client: a netloop.Session.

@@ -55,6 +55,12 @@ func (d Driver) Dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.Wir
 	if d.Multiplexes(cfg) {
 		return dialLean(ctx, cfg, wire)
 	}
+	return d.Redial(ctx, cfg, wire)
+}
+
+// Redial implements loadgen.Churner: Dial has no probe of its own, the connection is the
+// check.
+func (Driver) Redial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes) (loadgen.Conn, error) {
 	c := &conn{cfg: cfg, wire: wire}
 	if _, err := c.client(ctx); err != nil {
 		return nil, err

@@ -78,7 +78,8 @@ var (
 
 // Info implements loadgen.Driver.
 func (Driver) Info() loadgen.DriverInfo {
-	return loadgen.DriverInfo{TargetName: "zeromq", Methods: reqMethods, Patterns: patterns}
+	return loadgen.DriverInfo{TargetName: "zeromq", Methods: reqMethods, Patterns: patterns,
+		NoChurn: "a ZeroMQ socket opens, reconnects and pools its TCP connections by itself, and has no TLS handshake to measure"}
 }
 
 // Check implements loadgen.Driver. It fills the defaults: pattern dealer; method GetUser, except

@@ -33,6 +33,12 @@ const rpc = `protobench.v1.Bench/${config.method}`;
 // Raise gRPC's 4 MiB message limit for large Echo payloads.
 const messageLimit = Math.max(4 << 20, config.payloadBytes + (64 << 10));
 
+// A TLS step: TLS with ALPN h2, trusting the run's CA, read here in the init context (open is
+// not allowed later).
+const connectParams = config.tlsCA
+  ? { plaintext: false, tls: { cacerts: [open(config.tlsCA)] }, maxReceiveSize: messageLimit, maxSendSize: messageLimit }
+  : { plaintext: true, maxReceiveSize: messageLimit, maxSendSize: messageLimit };
+
 let connected = false;
 
 export default function () {
@@ -41,7 +47,7 @@ export default function () {
     // connect is not allowed in the init context: each VU connects on its first iteration, and
     // again after a failed attempt.
     if (!connected) {
-      client.connect(config.address, { plaintext: true, maxReceiveSize: messageLimit, maxSendSize: messageLimit });
+      client.connect(config.address, connectParams);
       connected = true;
     }
     const res = client.invoke(rpc, message);

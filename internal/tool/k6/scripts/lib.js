@@ -10,6 +10,9 @@
 //   PROTOBENCH_RATE           open: iterations per second (one request per iteration)
 //   PROTOBENCH_DURATION       k6 duration string, e.g. 30s
 //   PROTOBENCH_PROTO_DIR      grpc.js: proto import path (default /usr/share/protobench/proto)
+//   PROTOBENCH_TLS_CA         a TLS step: the run's CA (PEM) as k6 sees it. http.js then speaks
+//                             https:// (verified against SSL_CERT_FILE, which compose sets to
+//                             the same CA) and grpc.js TLS, trusting this CA (connect's tls.cacerts)
 
 // Request parameters shared with the other tools (internal/tool/{ghz,wrk}).
 export const USER_ID = 42;
@@ -44,6 +47,7 @@ export const config = {
   rate: Number(env('PROTOBENCH_RATE', '0')),
   duration: env('PROTOBENCH_DURATION', '10s'),
   protoDir: env('PROTOBENCH_PROTO_DIR', '/usr/share/protobench/proto'),
+  tlsCA: env('PROTOBENCH_TLS_CA', ''),
 };
 
 // scenario builds the one k6 scenario of a run. Closed: a fixed number of VUs, each sending its
