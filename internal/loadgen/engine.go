@@ -291,6 +291,7 @@ wait:
 	// returned by now, so cancelling releases a pacer still waiting to hand one out.
 	e.cancel()
 	<-dispatched
+	e.abandonUnclaimed(e.clock.Now())
 	close(colStop)
 	<-colDone
 	return e.result(col)

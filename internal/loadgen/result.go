@@ -155,9 +155,6 @@ func (e *engine) result(c *collector) (*Result, error) {
 	r.StartUnix = float64(ms.UnixNano()) / 1e9
 	r.EndUnix = float64(ms.Add(dur).UnixNano()) / 1e9
 
-	// The run ends now: requests the schedule held that were never answered count from their
-	// intended send time to this moment (see unanswered).
-	runEnd := e.clock.Now()
 	lat, svc := NewHistogram(), NewHistogram()
 	var lag *hdr.Histogram
 	if cfg.Open() {
@@ -178,11 +175,6 @@ func (e *engine) result(c *collector) (*Result, error) {
 			r.ErrorsByCode[code] += n
 		}
 		rec.mu.Unlock()
-	}
-	if cfg.Open() && !r.Aborted && e.started.Load() {
-		n := e.unclaimed(lat, runEnd)
-		r.Unsent += n
-		r.Incomplete += n
 	}
 	r.latency, r.service = lat, svc
 	r.Workers = e.goroutines
@@ -294,15 +286,19 @@ func (e *engine) settledServerCount(sc ServerCounter) (int64, error) {
 	}
 }
 
-// unclaimed records the measured tickets of an open schedule that no worker ever claimed (the
-// schedule ran past the point where workers could keep up, or every worker was stuck on a
-// server that stopped answering): each goes into lat with the time from its intended send to
-// runEnd, so a stall cannot shorten the latency by hiding the requests it kept from being sent.
-// It returns how many there were.
-func (e *engine) unclaimed(lat *hdr.Histogram, runEnd time.Time) int64 {
+// abandonUnclaimed counts the measured tickets of an open schedule that no worker ever claimed
+// (the schedule ran past the point where workers could keep up, or every worker was stuck on a
+// server that stopped answering) as unsent: each enters the latency with the time from its
+// intended send to runEnd, so a stall cannot shorten the latency by hiding the requests it kept
+// from being sent. It runs before the collector's last tick, so the live histogram a dashboard
+// reads holds them too. A run aborted before its end has no such tickets: its window ends at
+// the abort.
+func (e *engine) abandonUnclaimed(runEnd time.Time) {
+	if !e.cfg.Open() || !e.started.Load() || e.abortedEarly() {
+		return
+	}
 	s := e.sched
 	total := s.pacer.Hits()
-	var n int64
 	for i := min(s.Issued(), total); i < total; i++ {
 		due, ok := s.pacer.Due(i)
 		if !ok {
@@ -312,8 +308,13 @@ func (e *engine) unclaimed(lat *hdr.Histogram, runEnd time.Time) int64 {
 		if intended.Before(s.measureStart) {
 			continue
 		}
-		recordDuration(lat, runEnd.Sub(intended))
-		n++
+		e.recorders[0].abandon(Ticket{Intended: intended, Measured: true}, runEnd, false)
 	}
-	return n
+}
+
+// abortedEarly reports whether the run was aborted before its schedule's end.
+func (e *engine) abortedEarly() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.abortErr != nil && e.abortAt.Before(e.sched.End())
 }

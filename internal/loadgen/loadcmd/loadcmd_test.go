@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/protobench/protobench/internal/repo"
 	"io"
 	"net"
 	"net/http"
@@ -18,9 +17,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/protobench/protobench/internal/contract"
 	"github.com/protobench/protobench/internal/loadgen"
 	"github.com/protobench/protobench/internal/record"
+	"github.com/protobench/protobench/internal/repo"
 	"github.com/protobench/protobench/internal/servertest"
 )
 
@@ -464,11 +466,17 @@ func TestStoppedServerLeavesNothingOut(t *testing.T) {
 		time.Sleep(1500 * time.Millisecond)
 		stopped.Store(true)
 	}()
-	res, _ := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{DrainTimeout: time.Second})
+	live := loadgen.NewLiveMetrics(cfg.TargetName, cfg.Method, cfg.Open(), cfg.Labels)
+	res, _ := loadgen.Run(context.Background(), cfg, loadgen.RunOptions{DrainTimeout: time.Second, Live: live})
 	if res == nil {
 		t.Fatal("no result")
 	}
 	scheduled := int64(rate * seconds)
+	// A dashboard reads the live histogram: it must hold the same requests as the result,
+	// the never-sent ones included.
+	if got := liveLatencyCount(t, live); got != uint64(scheduled) {
+		t.Errorf("live latency histogram holds %d requests, want all %d scheduled", got, scheduled)
+	}
 	if got := res.Requests + res.Incomplete; got != scheduled {
 		t.Errorf("requests %d + incomplete %d = %d, want every scheduled request (%d) accounted for", res.Requests, res.Incomplete, got, scheduled)
 	}
@@ -492,4 +500,26 @@ func TestStoppedServerLeavesNothingOut(t *testing.T) {
 	if res.ThroughputRPS > rate*0.75 {
 		t.Errorf("throughput %.1f rps, want only the answered requests (about half of %d)", res.ThroughputRPS, rate)
 	}
+}
+
+// liveLatencyCount is the sample count of the live latency histogram, as a scrape would read it.
+func liveLatencyCount(t *testing.T, live *loadgen.LiveMetrics) uint64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(live)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "protobench_client_latency_seconds" {
+			var n uint64
+			for _, m := range f.GetMetric() {
+				n += m.GetHistogram().GetSampleCount()
+			}
+			return n
+		}
+	}
+	t.Fatal("no protobench_client_latency_seconds in the live metrics")
+	return 0
 }

@@ -17,7 +17,9 @@ import (
 func TestMethodsAgainstRealServer(t *testing.T) {
 	ep := servertest.Start(t, servertest.REST)
 	// duration is the measured window. A 3 MB JSON echo (4 MB of base64 each way) took over
-	// 700 ms under -race on a loaded CI machine, so that case gets a window that fits several.
+	// 700 ms under -race on a loaded CI machine, so that case gets a window that fits several;
+	// the 100 kB echo completed none in 800 ms there about once in 60 runs (two engineers'
+	// builds beside the race tests), so it gets 2 s.
 	tests := []struct {
 		name     string
 		method   string
@@ -26,7 +28,7 @@ func TestMethodsAgainstRealServer(t *testing.T) {
 	}{
 		{"GetUser", contract.MethodGetUser, "0", "800ms"},
 		{"Echo small", contract.MethodEcho, "100", "800ms"},
-		{"Echo larger than the read buffer", contract.MethodEcho, "100000", "800ms"},
+		{"Echo larger than the read buffer", contract.MethodEcho, "100000", "2s"},
 		{"Echo larger than a socket buffer", contract.MethodEcho, "3000000", "5s"},
 		{"Multiply", contract.MethodMultiply, "0", "800ms"},
 		{"Divide", contract.MethodDivide, "0", "800ms"},
