@@ -17,9 +17,10 @@ const PartLabel = "part"
 // each part writes its own files, and the run's files and the parts' share the run's prefix.
 func PartPrefix(prefix string, k int) string { return prefix + ".part" + strconv.Itoa(k) }
 
-// PartsMerger is implemented by tools whose results can be merged when several generators
-// share one step: their output keeps what a merge needs (full histograms, not percentiles).
-// Other tools cannot share a step, since their percentiles would have to be averaged.
+// PartsMerger merges the results of one step shared by several generators: a tool declares one
+// (Capabilities.Parts) when its output keeps what a merge needs (full histograms, not
+// percentiles). Other tools cannot share a step, since their percentiles would have to be
+// averaged.
 type PartsMerger interface {
 	// ParseParts is Parse for a step split into n parts (Split(inv, n)): the record of the
 	// merged result. inv is the step's invocation, not a part's; raw.Files holds every part's
@@ -31,12 +32,12 @@ type PartsMerger interface {
 }
 
 // SplitFor is Split for a tool: the parts, or why the tool cannot share this step among n
-// generators (it cannot merge parts, or CheckSplit refuses the step).
+// generators (it declares no Capabilities.Parts, or CheckSplit refuses the step).
 func SplitFor(a Adapter, inv Invocation, n int) ([]Invocation, error) {
 	if n <= 1 {
 		return []Invocation{inv}, nil
 	}
-	if _, ok := a.(PartsMerger); !ok {
+	if a.Capabilities().Parts == nil {
 		return nil, fmt.Errorf("%s cannot share a step among %d clients: its results cannot be merged without averaging percentiles", a.Name(), n)
 	}
 	if err := CheckSplit(inv, n); err != nil {

@@ -110,9 +110,6 @@ func (Adapter) Name() string { return "k6" }
 // Service is the compose service k6 runs in.
 func (Adapter) Service() string { return "k6" }
 
-// Program is the executable to run in the service's image.
-func (Adapter) Program() string { return "k6" }
-
 // OwnWarmup is false: the runner runs a separate warm-up invocation.
 func (Adapter) OwnWarmup() bool { return false }
 
@@ -130,13 +127,9 @@ func (Adapter) Capabilities() tool.Capabilities {
 		Protocols: []string{targets.HTTP, targets.GRPC}, Methods: unary, Models: []string{"closed", "open"},
 		HTTP:  []tool.HTTPMode{{Version: targets.HTTP1, Encoding: targets.EncodingJSON}},
 		Image: "k6", Limits: "k6's scripts speak HTTP/1.1 with JSON bodies and gRPC, unary methods",
-		ClientBound: true,
+		ClientBound: true, Program: "k6",
+		HostPaths: map[string]string{ScriptDir: ScriptSource, ProtoDir: "proto"}, // scripts, proto
 	}
-}
-
-// HostPaths maps the image's scripts and proto directory to the repository's.
-func (Adapter) HostPaths() map[string]string {
-	return map[string]string{ScriptDir: ScriptSource, ProtoDir: "proto"}
 }
 
 // Check rejects invocations k6 cannot run with protobench's scripts.
