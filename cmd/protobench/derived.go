@@ -31,6 +31,8 @@ var derivedFiles = []derivedFile{
 	{"internal/loadgen/loadcmd/drivers_cgo_gen.go", loadDrivers(true)},
 	{"scenarios/README.md", scenarioReadmeKnobs},
 	{"internal/images/tools_gen.go", toolImageNames},
+	{"compose/" + compose.MainFile, composeTools},
+	{"compose/README.md", composeReadme},
 }
 
 // loadDrivers links the load generator's driver of every registry protocol into `protobench

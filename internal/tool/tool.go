@@ -144,6 +144,12 @@ type Capabilities struct {
 	// names (scripts, the proto) to the repository's copy, relative to the repository's root,
 	// for runs outside the image (bench-generators, golden captures).
 	HostPaths map[string]string
+	// Compose is what the tool's compose service (Service, generated into
+	// compose/docker-compose.yml by `protobench generate`) holds beyond the shared tool block, its
+	// image and its entrypoint (Program): YAML lines at the service's indentation (four
+	// spaces), such as its environment and extra volumes. Tools sharing a service declare the
+	// same.
+	Compose string
 	// Parts, when set, lets several client nodes share one step (Split): its results merge
 	// without averaging percentiles (full histograms). nil for a tool that runs on one client
 	// node.

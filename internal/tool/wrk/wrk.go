@@ -105,6 +105,7 @@ func (a Adapter) Capabilities() tool.Capabilities {
 		// wrk or wrk2, from the one service; the image's script is the checkout's report.lua.
 		Program:   a.Name(),
 		HostPaths: map[string]string{ScriptPath: ScriptSource},
+		Compose:   composeService,
 	}
 	if a.Rate {
 		c.Models, c.ImageVariant = []string{"open"}, "wrk2"
@@ -118,6 +119,13 @@ func (a Adapter) Capabilities() tool.Capabilities {
 
 // InputFiles is nil: wrk reads only the script in its image.
 func (Adapter) InputFiles(tool.Invocation) map[string][]byte { return nil }
+
+// composeService is the wrk service's own part of compose/docker-compose.yml: which flavour the
+// image holds (the runner sets it from the image catalog).
+const composeService = `    environment:
+      # wrk2 where it could be built, Debian's wrk 4.1 otherwise (no -R).
+      PROTOBENCH_WRK_FLAVOR: ${PROTOBENCH_WRK_FLAVOR:-wrk}
+`
 
 // Check rejects invocations this flavour cannot run.
 func (a Adapter) Check(inv tool.Invocation) error {
