@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/protobench/protobench/internal/record"
+	"github.com/protobench/protobench/internal/targets"
 )
 
 // PartLabel is the label Split adds to each part's Labels: the part's number, 1 to n.
@@ -65,7 +66,7 @@ func CheckSplit(inv Invocation, n int) error {
 	case inv.Model == "open" && inv.RatePerSec < float64(n):
 		return fmt.Errorf("cannot split a rate of %g/s among %d clients: each needs at least 1 request per second", inv.RatePerSec, n)
 	case inv.Pattern == "push":
-		return fmt.Errorf("cannot split a ZeroMQ push step among %d clients: its requests are counted at the server's sink, and every client would count the others' too", n)
+		return fmt.Errorf("cannot split a %s push step among %d clients: its requests are counted at the server's sink, and every client would count the others' too", targets.ProtocolTitle(inv.Scheme), n)
 	}
 	if methods := mixMethods(inv.Method); methods > 1 {
 		if least := splitConnections(inv, n)[n-1].conns; least < methods {
