@@ -144,6 +144,9 @@ type Capabilities struct {
 	// names (scripts, the proto) to the repository's copy, relative to the repository's root,
 	// for runs outside the image (bench-generators, golden captures).
 	HostPaths map[string]string
+	// Install says how to get Program on a host, for runs outside the tool's image (the lab
+	// bench, bench-generators, names it when the program is missing).
+	Install string
 	// Compose is what the tool's compose service (Service, generated into
 	// compose/docker-compose.yml by `protobench generate`) holds beyond the shared tool block, its
 	// image and its entrypoint (Program): YAML lines at the service's indentation (four

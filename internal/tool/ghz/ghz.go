@@ -85,7 +85,7 @@ func (Adapter) Capabilities() tool.Capabilities {
 	return tool.Capabilities{
 		Protocols: []string{targets.GRPC}, Methods: unary, Models: []string{"closed", "open"},
 		Image: "ghz", Limits: "ghz speaks gRPC only, unary methods", Requests: true, TLS: true,
-		ClientBound: true, Program: "ghz",
+		ClientBound: true, Program: "ghz", Install: "go install github.com/bojand/ghz/cmd/ghz@v0.120.0",
 		HostPaths: map[string]string{ProtoDir: "proto"}, // the image's proto directory
 	}
 }

@@ -93,7 +93,7 @@ func (Adapter) Capabilities() tool.Capabilities {
 	}
 	return tool.Capabilities{
 		Protocols: []string{targets.HTTP, targets.GRPC, targets.Connect}, Methods: unary, Models: []string{"closed"},
-		HTTP: modes, Image: "h2load", TLS: true, Program: "h2load",
+		HTTP: modes, Image: "h2load", TLS: true, Program: "h2load", Install: "apt-get install nghttp2-client",
 		Limits: "h2load speaks HTTP (REST, Connect's unary calls, and gRPC without reading grpc-status), unary methods, closed model only",
 	}
 }

@@ -127,7 +127,7 @@ func (Adapter) Capabilities() tool.Capabilities {
 		Protocols: []string{targets.HTTP, targets.GRPC}, Methods: unary, Models: []string{"closed", "open"},
 		HTTP:  []tool.HTTPMode{{Version: targets.HTTP1, Encoding: targets.EncodingJSON}},
 		Image: "k6", Limits: "k6's scripts speak HTTP/1.1 with JSON bodies and gRPC, unary methods",
-		ClientBound: true, Program: "k6", Compose: composeService,
+		ClientBound: true, Program: "k6", Compose: composeService, Install: "go install go.k6.io/k6@v1.8.1",
 		HostPaths: map[string]string{ScriptDir: ScriptSource, ProtoDir: "proto"}, // scripts, proto
 	}
 }

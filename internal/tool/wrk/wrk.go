@@ -106,9 +106,11 @@ func (a Adapter) Capabilities() tool.Capabilities {
 		Program:   a.Name(),
 		HostPaths: map[string]string{ScriptPath: ScriptSource},
 		Compose:   composeService,
+		Install:   "apt-get install wrk",
 	}
 	if a.Rate {
 		c.Models, c.ImageVariant = []string{"open"}, "wrk2"
+		c.Install = "build github.com/giltene/wrk2 (images/wrk2/Dockerfile shows how)"
 		c.Limits = "wrk2 speaks HTTP/1.1 with JSON bodies only and always paces requests (-R)"
 		return c
 	}
