@@ -107,9 +107,11 @@ type Adapter interface {
 	Capabilities() Capabilities
 }
 
-// Capabilities is what a tool can drive. It is a summary of what the adapter's Check accepts,
-// coarse enough to check a scenario before any run: Check still has the last word on each
-// invocation.
+// Capabilities is what a tool can drive, and how it runs (its image, program and compose
+// lines, whether a step's load can be shared among client nodes): declared data the runner, the
+// generated files and the lab bench read instead of the tool's name. What it can drive is a
+// summary of what the adapter's Check accepts, coarse enough to check a scenario before any run:
+// Check still has the last word on each invocation.
 type Capabilities struct {
 	// Protocols are the target protocols the tool speaks (targets.Protocols).
 	Protocols []string
@@ -144,8 +146,8 @@ type Capabilities struct {
 	// names (scripts, the proto) to the repository's copy, relative to the repository's root,
 	// for runs outside the image (bench-generators, golden captures).
 	HostPaths map[string]string
-	// Install says how to get Program on a host, for runs outside the tool's image (the lab
-	// bench, bench-generators, names it when the program is missing).
+	// Install says how to get Program on a host, for runs outside the tool's image:
+	// bench-generators prints it when the program is missing.
 	Install string
 	// Compose is what the tool's compose service (Service, generated into
 	// compose/docker-compose.yml by `protobench generate`) holds beyond the shared tool block, its
