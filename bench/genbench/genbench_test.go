@@ -44,6 +44,25 @@ func TestFlags(t *testing.T) {
 	}
 }
 
+// TestGeneratorsFromRegistry: every registered tool that runs the closed model is a row, with
+// the adapter's words on how to install it; tools that cannot (wrk2) are not.
+func TestGeneratorsFromRegistry(t *testing.T) {
+	for _, name := range tool.Names() {
+		a, _ := tool.Lookup(name)
+		g, ok := generators[name]
+		switch closed := a.Capabilities().Runs("closed"); {
+		case name == ours:
+		case closed && (!ok || g.install == ""):
+			t.Errorf("%s runs the closed model but is no row with an install hint: %+v", name, g)
+		case !closed && ok:
+			t.Errorf("%s cannot run the closed model but is a row", name)
+		}
+	}
+	if len(generatorNames) != len(generators) {
+		t.Errorf("generatorNames %v and generators disagree", generatorNames)
+	}
+}
+
 func defaults(t *testing.T) options {
 	t.Helper()
 	o, err := parseFlags(nil, &bytes.Buffer{})
@@ -59,7 +78,7 @@ func TestPlan(t *testing.T) {
 	o := defaults(t)
 	want := map[string][]string{
 		"grpc": {"protobench", "protobench-lib", "ghz", "h2load", "k6"},
-		"http": {"protobench", "wrk", "h2load", "k6"},
+		"http": {"protobench", "h2load", "k6", "wrk"},
 		"h2c":  {"protobench", "h2load"},
 		// connect-go: h2load sends Connect's unary calls too; ghz and k6 speak its gRPC only.
 		"connect":      {"protobench", "h2load"},

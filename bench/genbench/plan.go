@@ -23,17 +23,26 @@ type generator struct {
 	install   string // how to get the program when it is missing
 }
 
-var generators = map[string]generator{
-	"protobench":     {tool: "protobench"},
-	"protobench-lib": {tool: "protobench", libClient: true},
-	"ghz":            {tool: "ghz", install: "go install github.com/bojand/ghz/cmd/ghz@v0.120.0"},
-	"wrk":            {tool: "wrk", install: "apt-get install wrk"},
-	"h2load":         {tool: "h2load", install: "apt-get install nghttp2-client"},
-	"k6":             {tool: "k6", install: "go install go.k6.io/k6@v1.8.1"},
-}
+// generators are the comparison's rows by name, and generatorNames their order in the table:
+// protobench's generator on its own clients and on the protocols' client libraries, then every
+// registered tool adapter that runs the closed model (the bench's one model), in the order of
+// their names. A tool added to the registry joins the bench without an edit here.
+var generators, generatorNames = generatorTable()
 
-// generatorNames is the generators' order in the table.
-var generatorNames = []string{"protobench", "protobench-lib", "ghz", "wrk", "h2load", "k6"}
+func generatorTable() (map[string]generator, []string) {
+	gens := map[string]generator{ours: {tool: ours}, ours + "-lib": {tool: ours, libClient: true}}
+	names := []string{ours, ours + "-lib"}
+	for _, name := range tool.Names() {
+		a, _ := tool.Lookup(name)
+		c := a.Capabilities()
+		if name == ours || !c.Runs("closed") {
+			continue
+		}
+		gens[name] = generator{tool: name, install: c.Install}
+		names = append(names, name)
+	}
+	return gens, names
+}
 
 // protocolSpec is how one protocol's server is built and addressed.
 type protocolSpec struct {

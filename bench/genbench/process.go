@@ -61,9 +61,9 @@ func (b *bench) locateTools() error {
 		if !ok {
 			return fmt.Errorf("generator %s: no %s adapter in this build", name, g.tool)
 		}
-		program := g.tool
-		if p, ok := a.(tool.Programmer); ok {
-			program = p.Program()
+		program := a.Capabilities().Program
+		if program == "" {
+			program = g.tool
 		}
 		path, err := exec.LookPath(program)
 		if err != nil {
@@ -222,11 +222,9 @@ func (b *bench) runGenerator(ctx context.Context, protocol, name string, srv *se
 	if err := a.Check(inv); err != nil {
 		return record.Record{}, err
 	}
-	if f, ok := a.(tool.InputFiler); ok {
-		for file, data := range f.InputFiles(inv) {
-			if err := os.WriteFile(filepath.Join(b.rawDir, file), data, 0o644); err != nil {
-				return record.Record{}, err
-			}
+	for file, data := range a.InputFiles(inv) {
+		if err := os.WriteFile(filepath.Join(b.rawDir, file), data, 0o644); err != nil {
+			return record.Record{}, err
 		}
 	}
 	args := nativeArgs(a, inv, b.repo)
@@ -292,10 +290,7 @@ func readRun(a tool.Adapter, inv tool.Invocation) (record.Record, error) {
 // a fixed port could collide).
 func nativeArgs(a tool.Adapter, inv tool.Invocation, checkout string) []string {
 	args := a.Args(inv)
-	var paths map[string]string
-	if h, ok := a.(tool.HostPather); ok {
-		paths = h.HostPaths()
-	}
+	paths := a.Capabilities().HostPaths
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
 		if args[i] == "--metrics-listen" && a.Name() == ours {

@@ -48,7 +48,7 @@ func runK6(ctx context.Context, o options, image, target, promURL, prefix, cidfi
 	if o.k6PushInterval != "" && promURL != "" {
 		args = append(args, "-e", k6.PushIntervalEnv+"="+o.k6PushInterval)
 	}
-	args = append(args, "--entrypoint", a.Program(), image)
+	args = append(args, "--entrypoint", a.Capabilities().Program, image)
 	args = append(args, a.Args(inv)...)
 	// k6's log (its output's warnings among it: a push slower than its interval) is kept beside
 	// its summary.

@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	register("generate", "regenerate the committed protobuf code and the files derived from the target registry (--check: fail if any is stale)", runGenerate)
+	register("generate", "regenerate the committed protobuf code and the files derived from the target and tool registries (--check: fail if any is stale)", runGenerate)
 }
 
 // generatedFiles are the committed outputs of protoc, relative to the repository root.

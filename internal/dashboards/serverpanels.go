@@ -1,5 +1,7 @@
 package dashboards
 
+import "github.com/protobench/protobench/internal/targets"
+
 // --- Server (server metrics) ---
 
 // serverSeries joins a server series to its step. The servers know nothing of steps; Prometheus
@@ -34,7 +36,7 @@ func serverLatencyPanel() Panel {
 func serverMessagesPanel() Panel {
 	return expecting(ExpectMaybe, rightAxis(timeseries("Server messages",
 		"Messages per second (left) and bytes per second (right) for message patterns such as "+
-			"ZeroMQ PUSH/PULL and PUB/SUB.",
+			targets.ProtocolTitle(targets.ZMQ)+" PUSH/PULL and PUB/SUB.",
 		unitOpsPerSec,
 		q("sum by ("+byStep("protocol, pattern")+") ("+serverSeries(rate("protobench_server_messages_total", serverSelector))+")", "msg/s {{step}} {{target}} {{pattern}}"),
 		q("sum by ("+byStep("protocol, pattern")+") ("+serverSeries(rate("protobench_server_message_bytes_total", serverSelector))+")", "bytes/s {{step}} {{target}} {{pattern}}"),

@@ -96,8 +96,8 @@ type OneOff struct {
 	// Limit bounds the whole run: warm-up + duration + a margin. A tool still running then
 	// (hung, paused) is stopped and its container removed.
 	Limit time.Duration
-	// Inputs are the files under raw/ the tool reads (tool.InputFiler), by base name: an engine
-	// whose tools cannot mount raw/ (swarm) hands them over itself.
+	// Inputs are the files under raw/ the tool reads (tool.Adapter.InputFiles), by base name:
+	// an engine whose tools cannot mount raw/ (swarm) hands them over itself.
 	Inputs []string
 	// Parts, when set, divides the tool's load among n generators (several client nodes of a
 	// swarm): each part's arguments, and merge, which turns the parts' files (by base name)

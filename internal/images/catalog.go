@@ -48,12 +48,8 @@ func init() {
 		{name: Base, upstream: UpstreamBase, custom: (*ensurer).base},
 		{name: GoBuilder, dockerfile: "images/go-builder/Dockerfile", custom: (*ensurer).goBuilder},
 		{name: Protobench, dockerfile: "images/protobench/Dockerfile", prepare: (*ensurer).protobenchContext},
-		{name: Loadgen, alias: Protobench},
-		{name: Ghz, dockerfile: "images/ghz/Dockerfile"},
-		{name: K6, upstream: UpstreamK6, dockerfile: "images/k6/Dockerfile"},
-		{name: Wrk, dockerfile: "images/wrk/Dockerfile", custom: (*ensurer).wrk},
-		{name: H2load, dockerfile: "images/h2load/Dockerfile"},
 	}
+	catalog = append(catalog, toolImages()...)
 	catalog = append(catalog, serverImages()...)
 	catalog = append(catalog, []spec{
 		{name: Prometheus, upstream: UpstreamPrometheus, dockerfile: "images/prometheus/Dockerfile"},
@@ -64,6 +60,35 @@ func init() {
 		// service runs it.
 		{name: Registry, upstream: UpstreamRegistry, dockerfile: "images/registry/Dockerfile"},
 	}...)
+}
+
+// toolImages are the images the load tools' adapters declare (internal/tool's
+// Capabilities.Image; the list, toolImageNames, is generated from them): each is built from
+// images/<name>/Dockerfile unless toolImageSpecs says more about it.
+func toolImages() []spec {
+	out := make([]spec, 0, len(toolImageNames))
+	for _, name := range toolImageNames {
+		sp, ok := toolImageSpecs[name]
+		if !ok {
+			sp = spec{dockerfile: ToolDockerfile(name)}
+		}
+		sp.name = name
+		out = append(out, sp)
+	}
+	return out
+}
+
+// ToolDockerfile is where a tool's image is built from: its folder under images/.
+func ToolDockerfile(image string) string { return "images/" + image + "/Dockerfile" }
+
+// toolImageSpecs are the tool images that take more than their Dockerfile: an upstream image to
+// pull, a custom build, or another image's content.
+var toolImageSpecs = map[string]spec{
+	// protobench's generator runs from the protobench image.
+	Loadgen: {alias: Protobench},
+	K6:      {upstream: UpstreamK6, dockerfile: ToolDockerfile(K6)},
+	// wrk2 where it can be built, Debian's wrk otherwise (ensurer.wrk).
+	Wrk: {dockerfile: ToolDockerfile(Wrk), custom: (*ensurer).wrk},
 }
 
 // serverImages are the images of registry targets that do not run from the protobench image:

@@ -140,6 +140,20 @@ const DefaultExtraCADir = "/usr/local/share/ca-certificates"
 // DefaultDebianMirror is Debian's CDN over plain http, which apt verifies by signature.
 const DefaultDebianMirror = "http://deb.debian.org/debian"
 
+// DefaultRef is the reference a hand-run compose file falls back to for a logical image (the
+// default of its EnvVar): the pinned upstream where the catalog has one, otherwise the local
+// build's :latest tag (an alias's, for an alias).
+func DefaultRef(name string) string {
+	sp, ok := specByName(name)
+	if ok && sp.alias != "" {
+		return DefaultRef(sp.alias)
+	}
+	if ok && sp.upstream != "" {
+		return sp.upstream
+	}
+	return LocalRepository + name + ":latest"
+}
+
 // EnvVars gives the compose environment variables that select each image, for every image in the
 // set that can be run. The compose file has defaults for the rest (the pinned upstream refs, or
 // protobench/<name>:latest for local-only images).

@@ -2,15 +2,16 @@ package runner
 
 import (
 	"github.com/protobench/protobench/internal/tool"
-	"github.com/protobench/protobench/internal/tool/protobenchtool"
 )
 
-// splitter is how a step's load is shared by several client nodes (OneOff.Parts), for the one
-// tool whose results merge without loss: protobench's own generator (tool.Split divides the
-// rate and connections, protobenchtool.MergedFiles merges the histograms). Other tools run on
-// one client node, and the record says so.
+// splitter is how a step's load is shared by several client nodes (OneOff.Parts), for a tool
+// that declares its results merge without loss (tool.Capabilities.Parts: protobench's own
+// generator merges full histograms): tool.Split divides the rate and connections, the tool's
+// MergedFiles joins the parts' files. Other tools run on one client node, and the record says
+// so.
 func splitter(a tool.Adapter, inv tool.Invocation) func(int) ([][]string, func(map[string][]byte) (map[string][]byte, error), error) {
-	if a.Name() != (protobenchtool.Adapter{}).Name() {
+	merger := a.Capabilities().Parts
+	if merger == nil {
 		return nil
 	}
 	return func(n int) ([][]string, func(map[string][]byte) (map[string][]byte, error), error) {
@@ -23,7 +24,7 @@ func splitter(a tool.Adapter, inv tool.Invocation) func(int) ([][]string, func(m
 			args[k] = a.Args(p)
 		}
 		merge := func(files map[string][]byte) (map[string][]byte, error) {
-			return protobenchtool.MergedFiles(inv, n, tool.Raw{Files: files})
+			return merger.MergedFiles(inv, n, tool.Raw{Files: files})
 		}
 		return args, merge, nil
 	}

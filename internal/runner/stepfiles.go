@@ -82,15 +82,11 @@ func formatCPUs(c float64) string {
 // oneOff describes the tool container for one invocation.
 func (s *stepRunner) oneOff(a tool.Adapter, env map[string]string, inv tool.Invocation) engine.OneOff {
 	o := engine.OneOff{Service: a.Service(), Name: containerName(s.project, a), Env: withEnv(env, s.labels), Args: a.Args(inv)}
-	if p, ok := a.(tool.Programmer); ok {
-		o.Entrypoint = p.Program()
+	o.Entrypoint = a.Capabilities().Program
+	for name := range a.InputFiles(inv) {
+		o.Inputs = append(o.Inputs, filepath.Base(name))
 	}
-	if f, ok := a.(tool.InputFiler); ok {
-		for name := range f.InputFiles(inv) {
-			o.Inputs = append(o.Inputs, filepath.Base(name))
-		}
-		sort.Strings(o.Inputs)
-	}
+	sort.Strings(o.Inputs)
 	o.Parts = splitter(a, inv)
 	return o
 }
@@ -98,11 +94,7 @@ func (s *stepRunner) oneOff(a tool.Adapter, env map[string]string, inv tool.Invo
 // writeInputs puts the files a tool reads (large request bodies) into raw/ before it runs, so
 // they are kept with the output they produced.
 func (s *stepRunner) writeInputs(a tool.Adapter, inv tool.Invocation) error {
-	f, ok := a.(tool.InputFiler)
-	if !ok {
-		return nil
-	}
-	for name, data := range f.InputFiles(inv) {
+	for name, data := range a.InputFiles(inv) {
 		if err := results.WriteFileAtomic(filepath.Join(s.resultDir, "raw", filepath.Base(name)), data); err != nil {
 			return fmt.Errorf("write %s input %s: %w", a.Name(), name, err)
 		}

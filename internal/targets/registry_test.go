@@ -127,3 +127,22 @@ func TestMultiplexes(t *testing.T) {
 		}
 	}
 }
+
+// TestProtocolTitles: every protocol has its own name in prose (ProtocolTitle falls back to the
+// scheme only for an unknown protocol).
+func TestProtocolTitles(t *testing.T) {
+	seen := map[string]string{}
+	for _, p := range targets.Protocols {
+		title := targets.ProtocolTitle(p)
+		if title == p {
+			t.Errorf("protocol %q has no title", p)
+		}
+		if other, dup := seen[title]; dup {
+			t.Errorf("protocols %q and %q share the title %q", other, p, title)
+		}
+		seen[title] = p
+	}
+	if got := targets.ProtocolTitle(targets.ZMQ); got != "ZeroMQ" {
+		t.Errorf("ProtocolTitle(zmq) = %q, want ZeroMQ", got)
+	}
+}

@@ -26,6 +26,19 @@ const (
 // Protocols lists every protocol, in the order the documentation uses.
 var Protocols = []string{GRPC, HTTP, Connect, NetRPC, ZMQ}
 
+// protocolTitles are the protocols' names in prose: messages, help and dashboards spell each
+// one this way (ProtocolTitle), never as the scheme or a target's name.
+var protocolTitles = map[string]string{GRPC: "gRPC", HTTP: "HTTP", Connect: "Connect", NetRPC: "net/rpc", ZMQ: "ZeroMQ"}
+
+// ProtocolTitle is protocol's name in prose ("ZeroMQ" for zmq), or protocol itself when it is
+// not one of Protocols.
+func ProtocolTitle(protocol string) string {
+	if t, ok := protocolTitles[protocol]; ok {
+		return t
+	}
+	return protocol
+}
+
 // OverHTTP marks the protocols whose requests are plain HTTP requests, so that a step picks their
 // HTTP version (1.1 or h2c) and body encoding as it does REST's, and HTTP/1.1 carries one request
 // per connection.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/protobench/protobench/internal/record"
+	"github.com/protobench/protobench/internal/targets"
 )
 
 // PartLabel is the label Split adds to each part's Labels: the part's number, 1 to n.
@@ -17,9 +18,10 @@ const PartLabel = "part"
 // each part writes its own files, and the run's files and the parts' share the run's prefix.
 func PartPrefix(prefix string, k int) string { return prefix + ".part" + strconv.Itoa(k) }
 
-// PartsMerger is implemented by tools whose results can be merged when several generators
-// share one step: their output keeps what a merge needs (full histograms, not percentiles).
-// Other tools cannot share a step, since their percentiles would have to be averaged.
+// PartsMerger merges the results of one step shared by several generators: a tool declares one
+// (Capabilities.Parts) when its output keeps what a merge needs (full histograms, not
+// percentiles). Other tools cannot share a step, since their percentiles would have to be
+// averaged.
 type PartsMerger interface {
 	// ParseParts is Parse for a step split into n parts (Split(inv, n)): the record of the
 	// merged result. inv is the step's invocation, not a part's; raw.Files holds every part's
@@ -31,12 +33,12 @@ type PartsMerger interface {
 }
 
 // SplitFor is Split for a tool: the parts, or why the tool cannot share this step among n
-// generators (it cannot merge parts, or CheckSplit refuses the step).
+// generators (it declares no Capabilities.Parts, or CheckSplit refuses the step).
 func SplitFor(a Adapter, inv Invocation, n int) ([]Invocation, error) {
 	if n <= 1 {
 		return []Invocation{inv}, nil
 	}
-	if _, ok := a.(PartsMerger); !ok {
+	if a.Capabilities().Parts == nil {
 		return nil, fmt.Errorf("%s cannot share a step among %d clients: its results cannot be merged without averaging percentiles", a.Name(), n)
 	}
 	if err := CheckSplit(inv, n); err != nil {
@@ -64,7 +66,7 @@ func CheckSplit(inv Invocation, n int) error {
 	case inv.Model == "open" && inv.RatePerSec < float64(n):
 		return fmt.Errorf("cannot split a rate of %g/s among %d clients: each needs at least 1 request per second", inv.RatePerSec, n)
 	case inv.Pattern == "push":
-		return fmt.Errorf("cannot split a ZeroMQ push step among %d clients: its requests are counted at the server's sink, and every client would count the others' too", n)
+		return fmt.Errorf("cannot split a %s push step among %d clients: its requests are counted at the server's sink, and every client would count the others' too", targets.ProtocolTitle(inv.Scheme), n)
 	}
 	if methods := mixMethods(inv.Method); methods > 1 {
 		if least := splitConnections(inv, n)[n-1].conns; least < methods {

@@ -104,7 +104,7 @@ func TestSplitRefuses(t *testing.T) {
 		{"one request in flight", Invocation{Model: "closed", Connections: 1, Concurrency: 1}, 2, "1 request(s) in flight"},
 		{"open with one in flight", Invocation{Model: "open", RatePerSec: 100, Connections: 1, Concurrency: 1}, 2, "in flight"},
 		{"no connections", Invocation{Model: "closed", Connections: 0, Concurrency: 4}, 2, "at least 1"},
-		{"zmq push", Invocation{Model: "closed", Pattern: "push", Connections: 4, Concurrency: 1}, 2, "sink"},
+		{"zmq push", Invocation{Scheme: "zmq", Model: "closed", Pattern: "push", Connections: 4, Concurrency: 1}, 2, "ZeroMQ push step"},
 		{"mix wider than a part", Invocation{Model: "closed", Method: "Echo:1,GetUser:1,Multiply:1", Connections: 4, Concurrency: 1}, 2, "3 methods"},
 	}
 	for _, c := range cases {

@@ -103,14 +103,20 @@ type Adapter interface {
 	// Parse fills the measured fields of a Record (requests, errors, throughput, latency,
 	// duration) from the raw output. It is pure.
 	Parse(inv Invocation, raw Raw) (record.Record, error)
+	// InputFiles are the files the tool reads for the invocation (such as ghz's request data
+	// for a large payload), by path under RawDir: the runner writes them there before running
+	// the tool. nil when it reads none. It is pure.
+	InputFiles(inv Invocation) map[string][]byte
 	// Capabilities says what the tool can drive, so that scenarios are checked when they load
 	// and the runner picks the tool's image without knowing tools by name.
 	Capabilities() Capabilities
 }
 
-// Capabilities is what a tool can drive. It is a summary of what the adapter's Check accepts,
-// coarse enough to check a scenario before any run: Check still has the last word on each
-// invocation.
+// Capabilities is what a tool can drive, and how it runs (its image, program and compose
+// lines, whether a step's load can be shared among client nodes): declared data the runner, the
+// generated files and the lab bench read instead of the tool's name. What it can drive is a
+// summary of what the adapter's Check accepts, coarse enough to check a scenario before any run:
+// Check still has the last word on each invocation.
 type Capabilities struct {
 	// Protocols are the target protocols the tool speaks (targets.Protocols).
 	Protocols []string
@@ -141,6 +147,26 @@ type Capabilities struct {
 	// host where the observability stack shares the client's core, the stack moves to the
 	// server's for such a tool's steps (scenario.Layout.StackCPUSet).
 	ClientBound bool
+	// Program is the executable the runner starts in the tool's image, in place of the
+	// service's default entrypoint (wrk2 and wrk share the wrk service); empty: the entrypoint.
+	Program string
+	// HostPaths maps each file or folder installed in the tool's image that its command line
+	// names (scripts, the proto) to the repository's copy, relative to the repository's root,
+	// for runs outside the image (bench-generators, golden captures).
+	HostPaths map[string]string
+	// Install says how to get Program on a host, for runs outside the tool's image:
+	// bench-generators prints it when the program is missing.
+	Install string
+	// Compose is what the tool's compose service (Service, generated into
+	// compose/docker-compose.yml by `protobench generate`) holds beyond the shared tool block, its
+	// image and its entrypoint (Program): YAML lines at the service's indentation (four
+	// spaces), such as its environment and extra volumes. Tools sharing a service declare the
+	// same.
+	Compose string
+	// Parts, when set, lets several client nodes share one step (Split): its results merge
+	// without averaging percentiles (full histograms). nil for a tool that runs on one client
+	// node.
+	Parts PartsMerger
 }
 
 // HTTPMode is one HTTP version ("1.1", or "2" for h2c) with one body encoding ("json",
@@ -206,12 +232,6 @@ func Names() []string {
 // collects more often again as it nears the cap instead of being OOM-killed.
 func GoMemLimit(capBytes int64) int64 { return capBytes / 10 * 8 }
 
-// InputFiler is implemented by tools that read input files (such as ghz's request data for a
-// large payload): the runner writes them under RawDir before running the tool.
-type InputFiler interface {
-	InputFiles(inv Invocation) map[string][]byte
-}
-
 // CheckHTTP reports why a tool with capabilities c cannot send the invocation's HTTP version and
 // encoding (empty ones are HTTP/1.1 and JSON, as HTTP steps always were), or nil; invocations of
 // other protocols pass.
@@ -230,17 +250,4 @@ func (c Capabilities) CheckHTTP(name string, inv Invocation) error {
 		return fmt.Errorf("%s cannot send HTTP/%s requests with %s bodies", name, version, encoding)
 	}
 	return nil
-}
-
-// HostPather is implemented by tools whose command line names files installed in their image
-// (scripts, the proto): HostPaths maps each such path to the repository's copy, relative to the
-// repository's root, for runs outside the image (bench-generators, golden captures).
-type HostPather interface {
-	HostPaths() map[string]string
-}
-
-// Programmer is implemented by tools whose program differs from their service's default
-// entrypoint (wrk2 and wrk share the wrk service).
-type Programmer interface {
-	Program() string
 }

@@ -2,6 +2,7 @@ package all
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -54,6 +55,14 @@ func TestCapabilitiesAreCoherent(t *testing.T) {
 			}
 			if name != "protobench" && c.Limits == "" {
 				t.Error("no Limits to explain a refused step")
+			}
+			if c.Program == "" {
+				t.Error("no Program: the runner would start the service's default entrypoint")
+			}
+			for image, rel := range c.HostPaths {
+				if !filepath.IsAbs(image) || filepath.IsAbs(rel) {
+					t.Errorf("HostPaths %q → %q: want an absolute path in the image and one relative to the checkout", image, rel)
+				}
 			}
 		})
 	}

@@ -11,10 +11,10 @@ import (
 	"github.com/protobench/protobench/internal/tool"
 )
 
-// TestHandWrittenToolListsMatchRegistry guards the places outside Go that still name the tools by
-// hand: each lists the compose services of the registered adapters, no more and no fewer. They had
-// drifted before (h2load was missing from compose/README.md's table), so a tool added to the
-// registry without them fails here.
+// TestHandWrittenToolListsMatchRegistry guards the places outside Go that name the tools: each
+// lists the compose services of the registered adapters, no more and no fewer. They had drifted
+// before (h2load was missing from compose/README.md's table); `protobench generate` now writes
+// them from the adapters, and this test catches a file edited by hand or not regenerated.
 func TestHandWrittenToolListsMatchRegistry(t *testing.T) {
 	root, err := repo.Root()
 	if err != nil {

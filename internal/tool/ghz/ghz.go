@@ -72,9 +72,6 @@ func (Adapter) Name() string { return "ghz" }
 // Service is the compose service ghz runs in.
 func (Adapter) Service() string { return "ghz" }
 
-// Program is the executable to run in the service's image.
-func (Adapter) Program() string { return "ghz" }
-
 // OwnWarmup is false: ghz's --skipFirst skips a count of calls, not a time, so the runner runs a
 // separate warm-up invocation.
 func (Adapter) OwnWarmup() bool { return false }
@@ -88,12 +85,10 @@ func (Adapter) Capabilities() tool.Capabilities {
 	return tool.Capabilities{
 		Protocols: []string{targets.GRPC}, Methods: unary, Models: []string{"closed", "open"},
 		Image: "ghz", Limits: "ghz speaks gRPC only, unary methods", Requests: true, TLS: true,
-		ClientBound: true,
+		ClientBound: true, Program: "ghz", Install: "go install github.com/bojand/ghz/cmd/ghz@v0.120.0",
+		HostPaths: map[string]string{ProtoDir: "proto"}, // the image's proto directory
 	}
 }
-
-// HostPaths maps the image's proto directory to the repository's.
-func (Adapter) HostPaths() map[string]string { return map[string]string{ProtoDir: "proto"} }
 
 // Check rejects invocations ghz cannot run faithfully.
 func (Adapter) Check(inv tool.Invocation) error {

@@ -66,9 +66,6 @@ func (Adapter) Name() string { return "h2load" }
 // Service is the compose service h2load runs in.
 func (Adapter) Service() string { return "h2load" }
 
-// Program is the executable to run in the service's image.
-func (Adapter) Program() string { return "h2load" }
-
 // OwnWarmup is true: --warm-up-time runs the warm-up on the same connections and leaves it out.
 func (Adapter) OwnWarmup() bool { return true }
 
@@ -96,7 +93,7 @@ func (Adapter) Capabilities() tool.Capabilities {
 	}
 	return tool.Capabilities{
 		Protocols: []string{targets.HTTP, targets.GRPC, targets.Connect}, Methods: unary, Models: []string{"closed"},
-		HTTP: modes, Image: "h2load", TLS: true,
+		HTTP: modes, Image: "h2load", TLS: true, Program: "h2load", Install: "apt-get install nghttp2-client",
 		Limits: "h2load speaks HTTP (REST, Connect's unary calls, and gRPC without reading grpc-status), unary methods, closed model only",
 	}
 }

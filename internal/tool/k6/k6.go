@@ -116,9 +116,6 @@ func (Adapter) Name() string { return "k6" }
 // Service is the compose service k6 runs in.
 func (Adapter) Service() string { return "k6" }
 
-// Program is the executable to run in the service's image.
-func (Adapter) Program() string { return "k6" }
-
 // OwnWarmup is false: the runner runs a separate warm-up invocation.
 func (Adapter) OwnWarmup() bool { return false }
 
@@ -136,16 +133,36 @@ func (Adapter) Capabilities() tool.Capabilities {
 		Protocols: []string{targets.HTTP, targets.GRPC}, Methods: unary, Models: []string{"closed", "open"},
 		HTTP:  []tool.HTTPMode{{Version: targets.HTTP1, Encoding: targets.EncodingJSON}},
 		Image: "k6", Limits: "k6's scripts speak HTTP/1.1 with JSON bodies and gRPC, unary methods",
-		ClientBound: true,
+		ClientBound: true, Program: "k6", Compose: composeService, Install: "go install go.k6.io/k6@v1.8.1",
+		HostPaths: map[string]string{ScriptDir: ScriptSource, ProtoDir: "proto"}, // scripts, proto
 		// https:// and gRPC over TLS, trusting the run's CA (PROTOBENCH_TLS_CA in scripts/lib.js).
 		TLS: true,
 	}
 }
 
-// HostPaths maps the image's scripts and proto directory to the repository's.
-func (Adapter) HostPaths() map[string]string {
-	return map[string]string{ScriptDir: ScriptSource, ProtoDir: "proto"}
-}
+// composeService is the k6 service's own part of compose/docker-compose.yml: remote write to
+// Prometheus, the collector's settings, and the mounts the upstream image lacks.
+const composeService = `    environment:
+      K6_PROMETHEUS_RW_SERVER_URL: ${PROTOBENCH_K6_REMOTE_WRITE_URL:-http://prometheus:9090/api/v1/write}
+      # As the runner's config file says too, for a k6 run by hand with -o experimental-prometheus-rw:
+      # trends as native histograms (internal/tool/k6 says why), which the dashboards read.
+      K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM: "true"
+      # Go's collector runs less often in k6 (internal/tool/k6 GOGC says why, with figures), and
+      # again more often near the tool's memory cap (80 % of it; the runner sets the variable).
+      GOGC: "400"
+      GOMEMLIMIT: "${PROTOBENCH_CLIENT_GOMEMLIMIT:-858993456}"
+      # A TLS step's CA (Go's crypto/x509 reads SSL_CERT_FILE); empty on cleartext steps.
+      SSL_CERT_FILE: "${PROTOBENCH_TLS_CA_FILE:-}"
+      # HTTP/1.1 over https:// too, as k6's steps say (internal/tool/k6 GODEBUG says why).
+      GODEBUG: "http2client=0"
+    # The upstream grafana/k6 image has neither the contract nor protobench's scripts: mount
+    # both (the local k6 image has copies at the same paths).
+    volumes:
+      - ${PROTOBENCH_RAW_DIR:-/tmp/protobench-raw}:/raw
+      - ../proto:/usr/share/protobench/proto:ro
+      - ../internal/tool/k6/scripts:/usr/share/protobench/k6:ro
+      - ${PROTOBENCH_TLS_DIR:-/tmp/protobench-tls-none}:/run/protobench/tls:ro
+`
 
 // Check rejects invocations k6 cannot run with protobench's scripts.
 func (Adapter) Check(inv tool.Invocation) error {

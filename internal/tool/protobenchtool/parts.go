@@ -17,7 +17,8 @@ import (
 // them (loadgen.Merge, loadgen.MergeTimeseries) into what one generator running the whole step
 // would have written.
 
-// ParseParts implements tool.PartsMerger (see the package function ParseParts).
+// ParseParts implements tool.PartsMerger, which Capabilities declares (see the package function
+// ParseParts).
 func (Adapter) ParseParts(inv tool.Invocation, n int, raw tool.Raw) (record.Record, error) {
 	return ParseParts(inv, n, raw)
 }

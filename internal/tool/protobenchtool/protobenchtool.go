@@ -42,15 +42,13 @@ func (Adapter) Name() string { return "protobench" }
 // Service is the compose service the generator runs in.
 func (Adapter) Service() string { return "loadgen" }
 
-// Program is the executable in the service's image.
-func (Adapter) Program() string { return "protobench" }
-
 // OwnWarmup is true: `load --warmup` runs the warm-up on the same connections and leaves it out
 // of every figure.
 func (Adapter) OwnWarmup() bool { return true }
 
 // Capabilities: every protocol, method, model and HTTP mode, and method mixes: the generator is
-// what every comparison runs on.
+// what every comparison runs on. It is the tool whose results merge when several client nodes
+// share a step (Parts: parts.go).
 func (Adapter) Capabilities() tool.Capabilities {
 	var modes []tool.HTTPMode
 	for _, v := range []string{targets.HTTP1, targets.HTTP2} {
@@ -60,11 +58,14 @@ func (Adapter) Capabilities() tool.Capabilities {
 	}
 	return tool.Capabilities{
 		Protocols: targets.Protocols, Models: []string{"closed", "open"}, HTTP: modes, Mix: true, Image: "loadgen",
-		Requests: true, TLS: true,
+		Requests: true, TLS: true, Program: "protobench", Parts: Adapter{},
 		// Every driver but ZeroMQ's, whose sockets manage their own connections.
 		Churn: []string{targets.GRPC, targets.HTTP, targets.Connect, targets.NetRPC},
 	}
 }
+
+// InputFiles is nil: the generator reads no input files.
+func (Adapter) InputFiles(tool.Invocation) map[string][]byte { return nil }
 
 // ResultFile is the base name of the JSON result under RawDir.
 func ResultFile(inv tool.Invocation) string { return inv.RawPrefix + ".json" }

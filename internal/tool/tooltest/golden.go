@@ -155,12 +155,12 @@ func (g Golden) Capture(t *testing.T, cases []Case) {
 	// A capture runs the tool on the host: the image's paths on its command line become the
 	// checkout's copies, as the adapter declares them.
 	paths := map[string]string{}
-	if h, ok := g.Adapter.(tool.HostPather); ok {
+	if hostPaths := g.Adapter.Capabilities().HostPaths; len(hostPaths) > 0 {
 		root, err := repo.Root()
 		if err != nil {
 			t.Fatal(err)
 		}
-		for image, rel := range h.HostPaths() {
+		for image, rel := range hostPaths {
 			paths[image] = filepath.Join(root, rel)
 		}
 	}
@@ -177,11 +177,9 @@ func (g Golden) Capture(t *testing.T, cases []Case) {
 			if g.RawPrefix != "" {
 				inv.RawDir = t.TempDir()
 				// The runner writes a tool's input files before it runs; so does a capture.
-				if f, ok := g.Adapter.(tool.InputFiler); ok {
-					for name, data := range f.InputFiles(inv) {
-						if err := os.WriteFile(filepath.Join(inv.RawDir, name), data, 0o644); err != nil {
-							t.Fatal(err)
-						}
+				for name, data := range g.Adapter.InputFiles(inv) {
+					if err := os.WriteFile(filepath.Join(inv.RawDir, name), data, 0o644); err != nil {
+						t.Fatal(err)
 					}
 				}
 			}

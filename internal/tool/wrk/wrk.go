@@ -82,9 +82,6 @@ func (a Adapter) Name() string {
 // Service is the compose service both flavours run in.
 func (Adapter) Service() string { return "wrk" }
 
-// Program is the executable to run in the service's image: wrk or wrk2.
-func (a Adapter) Program() string { return a.Name() }
-
 // OwnWarmup is false: the runner runs a separate warm-up invocation.
 func (Adapter) OwnWarmup() bool { return false }
 
@@ -105,9 +102,15 @@ func (a Adapter) Capabilities() tool.Capabilities {
 		Methods:   []string{contract.MethodGetUser, contract.MethodEcho, contract.MethodMultiply, contract.MethodDivide},
 		HTTP:      []tool.HTTPMode{{Version: targets.HTTP1, Encoding: targets.EncodingJSON}},
 		Image:     "wrk",
+		// wrk or wrk2, from the one service; the image's script is the checkout's report.lua.
+		Program:   a.Name(),
+		HostPaths: map[string]string{ScriptPath: ScriptSource},
+		Compose:   composeService,
+		Install:   "apt-get install wrk",
 	}
 	if a.Rate {
 		c.Models, c.ImageVariant = []string{"open"}, "wrk2"
+		c.Install = "build github.com/giltene/wrk2 (images/wrk2/Dockerfile shows how)"
 		c.Limits = "wrk2 speaks HTTP/1.1 with JSON bodies only and always paces requests (-R)"
 		return c
 	}
@@ -116,8 +119,15 @@ func (a Adapter) Capabilities() tool.Capabilities {
 	return c
 }
 
-// HostPaths maps the image's script to the repository's.
-func (Adapter) HostPaths() map[string]string { return map[string]string{ScriptPath: ScriptSource} }
+// InputFiles is nil: wrk reads only the script in its image.
+func (Adapter) InputFiles(tool.Invocation) map[string][]byte { return nil }
+
+// composeService is the wrk service's own part of compose/docker-compose.yml: which flavour the
+// image holds (the runner sets it from the image catalog).
+const composeService = `    environment:
+      # wrk2 where it could be built, Debian's wrk 4.1 otherwise (no -R).
+      PROTOBENCH_WRK_FLAVOR: ${PROTOBENCH_WRK_FLAVOR:-wrk}
+`
 
 // Check rejects invocations this flavour cannot run.
 func (a Adapter) Check(inv tool.Invocation) error {
