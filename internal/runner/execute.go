@@ -268,6 +268,7 @@ func (s *session) runAll(ctx context.Context, sr *stepRunner) error {
 		if err != nil {
 			return err
 		}
+		prog.result(s.recs[len(s.recs)-1])
 		prog.finish(r)
 		if lost := s.env.engine.Lost(); lost != nil {
 			return fmt.Errorf("Docker stopped answering (%v): the run stops here; the %d records measured are kept", lost, len(s.recs))

@@ -72,6 +72,12 @@ func (p *progress) begin(i int, r scenario.Run) {
 		i, p.total, r.Step, r.Target, r.Tool, r.Repeat, elapsed, eta)
 }
 
+// result prints a finished run's figures under its line, so a user watching sees results as
+// they come instead of only at the end.
+func (p *progress) result(rec record.Record) {
+	fmt.Fprintf(p.w, "        %s\n", results.RunLine(rec))
+}
+
 func (p *progress) finish(r scenario.Run) {
 	p.done += scenario.StartOverhead + r.Warmup + r.Duration + r.Cooldown
 }

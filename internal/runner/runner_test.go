@@ -175,3 +175,17 @@ steps:
 		t.Errorf("record error %q flags %v", rec.Error, rec.Flags)
 	}
 }
+
+func TestProgressPrintsEachRunsFigures(t *testing.T) {
+	var buf strings.Builder
+	p := &progress{w: &buf, start: time.Now(), total: 2, estimate: time.Minute}
+	r := scenario.Run{Step: "getuser", Target: "grpc", Tool: "loadgen", Repeat: 1}
+	p.begin(1, r)
+	p.result(record.Record{ThroughputRPS: 61896, LatencyMs: record.Latency{P99: 4.8}, ServerCPUPercentOfCap: 98.4})
+	p.finish(r)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "[1/2] getuser") ||
+		strings.TrimSpace(lines[1]) != "61,896 req/s, p99 4.8 ms, server CPU 98.4 % of its cap" {
+		t.Errorf("progress printed:\n%s", buf.String())
+	}
+}
