@@ -18,6 +18,7 @@ import (
 	"github.com/protobench/protobench/internal/scenario"
 	"github.com/protobench/protobench/internal/stats"
 	"github.com/protobench/protobench/internal/svgchart"
+	"github.com/protobench/protobench/internal/targets"
 )
 
 // File is the report's name inside a results folder.
@@ -108,8 +109,9 @@ type page struct {
 	NoEqualLoad        string // why the answer's latency line has no table to point to
 }
 
-// targetOrder fixes each target's colour across every chart of a page.
-var targetOrder = []string{"grpc", "rest", "netrpc", "zeromq", "python-grpc"}
+// targetOrder fixes each target's colour across every chart of a page: the registry's order,
+// so a new target gets a colour of its own without an edit here.
+var targetOrder = targets.Names()
 
 func colorFor(target string, seen map[string]int) string {
 	for i, t := range targetOrder {
