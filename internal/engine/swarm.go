@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +18,8 @@ import (
 	"github.com/protobench/protobench/internal/prom"
 	"github.com/protobench/protobench/internal/swarm"
 	"github.com/protobench/protobench/internal/swarm/promconfig"
+	"github.com/protobench/protobench/internal/targets"
+	"github.com/protobench/protobench/internal/tlscert"
 )
 
 // Swarm runs a scenario on Docker Swarm (--engine swarm). Every container is still made
@@ -38,7 +41,11 @@ type Swarm struct {
 	repoRoot string
 	log      func(format string, args ...any)
 
-	rawDir        string // the host's raw folder, where job outputs are written
+	rawDir string // the host's raw folder, where job outputs are written
+	tlsDir string // the host's certificate folder of a TLS run, "" otherwise
+	// tlsConfigs put that folder's files where compose mounts the folder, in every server and
+	// tool task: a bind mount would find no such folder on another node.
+	tlsConfigs    []swarm.ConfigMount
 	promURL       string // Prometheus as the host reaches it
 	promPublished string // set when Prometheus is published on another node
 	registryDone  func(context.Context) error
@@ -115,6 +122,9 @@ func (s *Swarm) dropMount(src, dst string) bool {
 	if dst == rawMountPath || s.rawDir != "" && src == s.rawDir {
 		return true
 	}
+	if dst == targets.TLSMount {
+		return true // tlsConfigs replace it
+	}
 	if s.repoRoot != "" && (src == s.repoRoot || strings.HasPrefix(src, s.repoRoot+string(filepath.Separator))) {
 		return true
 	}
@@ -132,9 +142,13 @@ func (s *Swarm) from(service string, env map[string]string) swarm.FromCompose {
 func (s *Swarm) Up(ctx context.Context, env map[string]string, services ...string) error {
 	s.calls.base = s.calls.with(env)
 	s.rawDir = env["PROTOBENCH_RAW_DIR"]
+	s.tlsDir = env[targets.TLSDirEnv]
 	s.calls.arm()
 	return s.calls.bounded(ctx, upTimeout, func(ctx context.Context) error {
 		if err := s.sw.EnsureNetwork(ctx); err != nil {
+			return err
+		}
+		if err := s.shareCertificates(ctx); err != nil {
 			return err
 		}
 		var names []string
@@ -164,6 +178,28 @@ func (s *Swarm) Up(ctx context.Context, env map[string]string, services ...strin
 		}
 		return nil
 	})
+}
+
+// shareCertificates makes each file of a TLS run's certificate folder a swarm config (removed
+// with the project's other objects), so that servers and tools on any node read them at
+// targets.TLSMount as under compose. A config, not a secret: the key is a throw-away made for
+// this results folder, and only a config can be placed at any path of the container.
+func (s *Swarm) shareCertificates(ctx context.Context) error {
+	if s.tlsDir == "" || len(s.tlsConfigs) > 0 {
+		return nil
+	}
+	for _, f := range []string{tlscert.CAFile, tlscert.CertFile, tlscert.KeyFile} {
+		b, err := os.ReadFile(filepath.Join(s.tlsDir, f))
+		if err != nil {
+			return fmt.Errorf("TLS certificates: %w", err)
+		}
+		name, err := s.sw.CreateConfig(ctx, "tls-"+f, b)
+		if err != nil {
+			return fmt.Errorf("TLS certificates: %w", err)
+		}
+		s.tlsConfigs = append(s.tlsConfigs, swarm.ConfigMount{Config: name, Target: targets.TLSMount + "/" + f})
+	}
+	return nil
 }
 
 // observabilityService is the swarm service of Prometheus, cAdvisor or node-exporter.
@@ -326,6 +362,7 @@ func (s *Swarm) serverService(ctx context.Context, service string, env map[strin
 	o.Scrape, o.ScrapePort = "servers", metricsPort(cs)
 	spec := swarm.Translate(cs, o)
 	spec.DNSRR, spec.RestartNone, spec.NoHealthcheck = true, true, true
+	spec.Configs = append(spec.Configs, s.tlsConfigs...)
 	if s.goServers[service] {
 		if n := GOMAXPROCSFor(spec.CPUs); n > 0 && spec.Env["GOMAXPROCS"] == "" {
 			spec.Env["GOMAXPROCS"] = strconv.Itoa(n)

@@ -166,6 +166,7 @@ func (s *Swarm) toolJobs(ctx context.Context, o OneOff, env map[string]string) (
 		}
 		spec.Args = argv[k]
 		spec.NoHealthcheck = true
+		spec.Configs = append(spec.Configs, s.tlsConfigs...)
 		jobs[k] = swarm.Job{Spec: spec, RawDir: rawMountPath, Inputs: inputs}
 	}
 	return jobs, merge, notes, nil

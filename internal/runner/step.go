@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/protobench/protobench/internal/engine"
@@ -11,6 +12,7 @@ import (
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/scenario"
 	"github.com/protobench/protobench/internal/targets"
+	"github.com/protobench/protobench/internal/tlscert"
 	"github.com/protobench/protobench/internal/tool"
 )
 
@@ -163,7 +165,8 @@ func (s *stepRunner) invocation(r scenario.Run) (tool.Adapter, tool.Invocation, 
 	}
 	inv.RequestsPerConnection = r.RequestsPerConnection
 	if r.TLS {
-		inv.CAFile, inv.ServerName = targets.TLSMount+"/ca.pem", r.Target
+		inv.CAFile, inv.ServerName = targets.TLSMount+"/"+tlscert.CAFile, r.Target
+		inv.HostCAFile = filepath.Join(s.resultDir, tlsDirName, tlscert.CAFile)
 	}
 	if inv.Request, err = s.customRequest(r); err != nil {
 		return nil, inv, ep, err

@@ -55,7 +55,7 @@ func prepareTLS(dir string, plan *scenario.Plan) (*TLSInfo, map[string]string, e
 		info.CASHA256, info.KeyType = set.CAFingerprint, set.KeyType
 	}
 	return info, map[string]string{
-		"PROTOBENCH_TLS_DIR":     certDir,
+		targets.TLSDirEnv:        certDir,
 		"PROTOBENCH_TLS_CA_FILE": targets.TLSMount + "/" + tlscert.CAFile,
 	}, nil
 }

@@ -154,6 +154,8 @@ const (
 	TLSKeyEnv  = "PROTOBENCH_TLS_KEY"
 	TLSALPNEnv = "PROTOBENCH_TLS_ALPN"
 	TLSMount   = "/run/protobench/tls"
+	// TLSDirEnv is the compose variable naming the host folder mounted at TLSMount.
+	TLSDirEnv = "PROTOBENCH_TLS_DIR"
 )
 
 // TLSEnv is the server environment that turns TLS on, with certificates under dir (TLSMount in

@@ -34,6 +34,9 @@ type Invocation struct {
 	// (targets.TLSMount in its container); ServerName is the name the server certificate holds.
 	CAFile     string
 	ServerName string
+	// HostCAFile is the same CA on the host, for checks that run there (Adapter.Check): the
+	// generator's argument parser reads the CA, and the container's path is not the host's.
+	HostCAFile string
 	Warmup     time.Duration // 0 when the runner does the warm-up as a separate invocation
 	Duration   time.Duration
 	// ClientCPUs is the CPU the tool may use, when known (bench-generators pins each tool to one

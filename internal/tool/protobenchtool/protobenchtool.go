@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"sort"
 	"strconv"
@@ -88,6 +89,16 @@ func (a Adapter) Check(inv tool.Invocation) error {
 		host := *r
 		host.ProtoFile = r.HostProtoFile
 		inv.Request = &host
+	}
+	if inv.CAFile != "" && inv.HostCAFile != "" {
+		// The generator's parser reads the CA, and the path it is given is the container's.
+		// Here, on the host, that is the run's own copy; before the run has made it (a dry
+		// run), the TLS flags, which the runner writes itself, are left out of the check.
+		if _, err := os.Stat(inv.HostCAFile); err == nil {
+			inv.CAFile = inv.HostCAFile
+		} else {
+			inv.CAFile = ""
+		}
 	}
 	var stderr bytes.Buffer
 	args := a.Args(inv)

@@ -14,6 +14,7 @@ import (
 	"github.com/protobench/protobench/internal/loadgen/loadcmd"
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/servertest"
+	"github.com/protobench/protobench/internal/tlscert"
 	"github.com/protobench/protobench/internal/tool"
 )
 
@@ -109,6 +110,42 @@ func TestCheck(t *testing.T) {
 				t.Errorf("Check = %v, want an error containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestCheckReadsTheHostsCA: a TLS invocation names the CA where the generator's container
+// sees it; the check on the host reads the run's own copy instead (the main job's TLS runs all
+// failed at this check while it read the container's path), and leaves the CA out before the
+// run has made it (a dry run).
+func TestCheckReadsTheHostsCA(t *testing.T) {
+	dir := t.TempDir()
+	ca, err := tlscert.Generate(dir, tlscert.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	garbage := filepath.Join(dir, "garbage.pem")
+	if err := os.WriteFile(garbage, []byte("not a certificate"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inv := tool.Invocation{Target: "grpc", Address: "grpc:50051", Scheme: "grpc", Method: "GetUser", Model: "closed",
+		Connections: 1, Concurrency: 1, Duration: time.Second, RawDir: "/raw", RawPrefix: "x",
+		CAFile: "/run/protobench/tls/ca.pem", ServerName: "grpc"}
+	for _, tc := range []struct {
+		name, host, want string
+	}{
+		{"the run's CA on the host", filepath.Join(ca.Dir, tlscert.CAFile), ""},
+		{"before the run made it", filepath.Join(dir, "none", tlscert.CAFile), ""},
+		{"no host copy named: CAFile is the host's", "", "no such file"},
+		{"not a CA", garbage, "no PEM certificate"},
+	} {
+		inv.HostCAFile = tc.host
+		err := Adapter{}.Check(inv)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: Check = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	if args := strings.Join(Adapter{}.Args(inv), " "); !strings.Contains(args, "--tls-ca /run/protobench/tls/ca.pem") {
+		t.Errorf("the command line must keep the container's path: %s", args)
 	}
 }
 
