@@ -91,12 +91,16 @@ func TestSmokeEndToEnd(t *testing.T) {
 		if r.ServerCPUSeconds <= 0 {
 			t.Errorf("%s: server CPU %.3f s, want > 0 from cAdvisor", name, r.ServerCPUSeconds)
 		}
+		checkTLSRecord(t, name, r)
 	}
 
 	var info struct {
 		RunID         string          `json:"run_id"`
 		PrometheusURL string          `json:"prometheus_url"`
 		Layout        scenario.Layout `json:"cpu_layout"`
+		TLS           *struct {
+			CASHA256 string `json:"ca_sha256"`
+		} `json:"tls"`
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
 	if err != nil {
@@ -104,6 +108,9 @@ func TestSmokeEndToEnd(t *testing.T) {
 	}
 	if err := json.Unmarshal(b, &info); err != nil {
 		t.Fatal(err)
+	}
+	if info.TLS == nil || len(info.TLS.CASHA256) != 64 {
+		t.Errorf("run.json's tls section %+v: want the run's CA fingerprint (the smoke scenario has TLS steps)", info.TLS)
 	}
 	checkStackPlacement(ctx, t, info.Layout, recs)
 	checkCoreTime(t, info.Layout, recs)
@@ -254,6 +261,29 @@ func checkCoreTime(t *testing.T, layout scenario.Layout, recs []record.Record) {
 			if busy := 100 - c.IdlePercent; busy < r.ServerCPUPercentOfCap-15 {
 				t.Errorf("%s: the server's core was %.1f %% busy, yet the server used %.0f %% of its one-core cap", name, busy, r.ServerCPUPercentOfCap)
 			}
+		}
+	}
+}
+
+// checkTLSRecord checks a smoke TLS step's record: the server's handshakes negotiated TLS 1.3,
+// and the churning run's connections were each shaken hands anew (its handshake rate is the
+// request rate over 10, resumed or not; a loose lower bound is enough to see they happened).
+func checkTLSRecord(t *testing.T, name string, r record.Record) {
+	t.Helper()
+	if !strings.HasPrefix(r.Step, "tls") {
+		if r.TLS != nil {
+			t.Errorf("%s: a cleartext step's record carries TLS state %+v", name, r.TLS)
+		}
+		return
+	}
+	if r.TLS == nil || r.TLS.Version != "TLS 1.3" {
+		t.Errorf("%s: TLS state %+v, want the server's handshakes on TLS 1.3", name, r.TLS)
+		return
+	}
+	if r.Step == "tls-churn" {
+		if r.RequestsPerConnection != 10 || r.TLS.HandshakesPerSec < r.ThroughputRPS/20 {
+			t.Errorf("%s: %d requests per connection, %.0f handshakes/s at %.0f req/s; want 10 and about one handshake per 10 requests",
+				name, r.RequestsPerConnection, r.TLS.HandshakesPerSec, r.ThroughputRPS)
 		}
 	}
 }

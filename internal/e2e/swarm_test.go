@@ -169,6 +169,9 @@ func checkMainJobRecords(t *testing.T, root string, recs []record.Record, each f
 			t.Errorf("%s: raw files %v", name, r.RawFiles)
 		}
 		each(name, r)
+		if strings.HasPrefix(r.Step, "getuser-tls") && (r.TLS == nil || r.TLS.Version != "TLS 1.3") {
+			t.Errorf("%s: TLS state %+v; want the server's handshakes on TLS 1.3", name, r.TLS)
+		}
 		if r.Step == "getuser" && r.Target == "grpc" {
 			// The headline: GOMAXPROCS is the server's 1-core limit rounded up, the server's
 			// own runtime reports it, and CFS did not throttle it.
@@ -207,7 +210,7 @@ func checkMainJobRecords(t *testing.T, root string, recs []record.Record, each f
 	}
 }
 
-// swarmOnly picks the main job's headline and its cross-check by exact name: "getuser" alone is
-// a substring filter and would pick getuser-tls too, which --engine swarm cannot run yet (only
-// the compose engine mounts the run's certificates).
-const swarmOnly = "getuse[r],getuser-crosscheck"
+// swarmOnly picks the main job's headline, its cross-check and the headline over TLS 1.3 (whose
+// certificates reach every node as swarm configs) by exact name: "getuser" alone is a substring
+// filter and would pick every getuser step, churn and equal load included.
+const swarmOnly = "getuse[r],getuser-crosscheck,getuser-tls-tls"
