@@ -35,9 +35,10 @@ type section struct {
 func Overview() Dashboard {
 	d := dashboard(OverviewUID, "protobench overview",
 		"Steps as regions and a summary table; client-side throughput and latency from the load "+
-			"generator and k6; server-side rate and latency from the server's metrics; container CPU, "+
-			"throttling and memory from cAdvisor; host CPU. The variables select runs, steps, repeats, "+
-			"targets and tools on every panel.",
+			"generator and k6; server-side rate and latency from the server's metrics, and its TLS "+
+			"handshakes where a step churns connections; container CPU, throttling and memory from "+
+			"cAdvisor; host CPU. The variables select runs, steps, repeats, targets and tools on "+
+			"every panel.",
 		append(stepVariables(), nodeVariable()),
 		section{"Steps", 2, []Panel{
 			stepSummaryPanel(), stepTimelinePanel(),
@@ -52,6 +53,9 @@ func Overview() Dashboard {
 		}},
 		section{"Server", 3, []Panel{
 			serverRequestRatePanel(), serverLatencyPanel(), serverMessagesPanel(),
+		}},
+		section{"Server TLS", 2, []Panel{
+			serverTLSHandshakesPanel(), serverTLSHandshakeCPUPanel(),
 		}},
 		section{"Containers (cAdvisor)", 2, []Panel{
 			serverCPUPanel(), serverThrottlingPanel(),

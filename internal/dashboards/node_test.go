@@ -12,8 +12,8 @@ import (
 )
 
 // nodeSeries matches a selector of the series that carry a node label on a swarm: cAdvisor's,
-// node-exporter's and the servers'.
-var nodeSeries = regexp.MustCompile(`\b((container|node|protobench_server)_[a-zA-Z0-9_]+)\{([^}]*)\}`)
+// node-exporter's and the servers' (requests and TLS handshakes).
+var nodeSeries = regexp.MustCompile(`\b((container|node|protobench_server|protobench_tls)_[a-zA-Z0-9_]+)\{([^}]*)\}`)
 
 // TestNodeVariableInEverySelector: every cAdvisor, node-exporter and server selector of a panel
 // follows the node variable, and each dashboard has the variable with the All value that keeps

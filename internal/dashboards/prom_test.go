@@ -145,6 +145,13 @@ func TestOverviewQueriesFollowSteps(t *testing.T) {
 		sl := map[string]string{"target": s.server, "instance": s.server + ":9100", "job": "servers", "protocol": "grpc", "method": "GetUser"}
 		w.counter("protobench_server_requests_total", with(sl, map[string]string{"code": "OK"}), start, end, 1000)
 		w.histogram("protobench_server_request_duration_seconds", sl, start, end, 1000)
+		// Both steps churn over TLS: the server counts its handshakes, full and resumed.
+		for _, resumed := range []string{"false", "true"} {
+			tl := map[string]string{"target": s.server, "instance": s.server + ":9100", "job": "servers", "resumed": resumed}
+			w.counter("protobench_tls_handshakes_total", with(tl, map[string]string{"version": "TLS 1.3", "cipher": "TLS_AES_128_GCM_SHA256", "curve": "X25519", "alpn": "h2"}), start, end, 100)
+			w.counter("protobench_tls_handshake_cpu_seconds_total", tl, start, end, 12.5*0.0003)
+			w.counter("protobench_tls_handshake_cpu_samples_total", tl, start, end, 12.5)
+		}
 		for role, service := range map[string]string{"server": s.server, "tool": s.tool} {
 			cl := map[string]string{"container_label_com_docker_compose_service": service, "container_label_protobench_role": role, "id": "/docker/" + role + st.Step, "job": "cadvisor"}
 			for k, v := range st.Labels() {

@@ -43,6 +43,47 @@ func serverMessagesPanel() Panel {
 	), "B", unitBytesPerS))
 }
 
+// --- Server TLS (the servers' handshake counters, internal/serverkit/tls.go) ---
+
+// handshakeKinds are the values of the handshake series' resumed label, as the panels name them:
+// a full handshake makes a new session (key exchange and certificate), a resumed one takes up a
+// session ticket from an earlier connection.
+var handshakeKinds = []struct{ resumed, name string }{{"false", "full"}, {"true", "resumed"}}
+
+// handshakeRate is the server's handshakes per second of one kind, per step and target.
+func handshakeRate(metric, resumed string) string {
+	return "sum by (" + byStep("") + ") (" + serverSeries(rate(metric, serverSelector+`,resumed="`+resumed+`"`)) + ")"
+}
+
+func serverTLSHandshakesPanel() Panel {
+	var qs []Target
+	for _, k := range handshakeKinds {
+		qs = append(qs, q(handshakeRate("protobench_tls_handshakes_total", k.resumed), k.name+" {{step}} {{target}}"))
+	}
+	return expecting(ExpectMaybe, timeseries("Server TLS handshakes",
+		"TLS handshakes per second as the server counts them, full and resumed. They rise only "+
+			"while a step churns connections (requests_per_connection) or its clients reconnect; a "+
+			"step that keeps its connections shows its opening handshakes, then zero. A cleartext "+
+			"step shows no data, and so does the Python server (gRPC core does not count handshakes).",
+		unitOpsPerSec, qs...))
+}
+
+// serverTLSHandshakeCPUPanel divides the sampled handshakes' CPU by their count; a window in
+// which no handshake was sampled (one in 8 is) has no value rather than 0/0.
+func serverTLSHandshakeCPUPanel() Panel {
+	var qs []Target
+	for _, k := range handshakeKinds {
+		qs = append(qs, q(handshakeRate("protobench_tls_handshake_cpu_seconds_total", k.resumed)+" / ("+
+			handshakeRate("protobench_tls_handshake_cpu_samples_total", k.resumed)+" > 0)", k.name+" {{step}} {{target}}"))
+	}
+	return expecting(ExpectMaybe, timeseries("Server CPU per TLS handshake",
+		"Server CPU (its thread's user and system time) per full and per resumed handshake, from "+
+			"the one handshake in 8 each server times. No data where no handshake was timed in the "+
+			"window: cleartext steps, the Python server, and a step that keeps its connections once "+
+			"they are open.",
+		unitSeconds, qs...))
+}
+
 // --- Containers (cAdvisor) ---
 
 // containerBy keeps the step and target of a container series (cAdvisor's label names), and the
