@@ -45,7 +45,7 @@ func knobTable(all []targets.Target) string {
 	var b strings.Builder
 	b.WriteString("| Target | Knob | Values | Server variable |\n|---|---|---|---|\n")
 	row := func(target, name string, k targets.Knob) {
-		fmt.Fprintf(&b, "| %s | `%s` | %s | `%s`%s |\n", target, name, knobValues(k), k.Env, knobEnvNote(k))
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", target, name, knobValues(k), knobVariable(k))
 	}
 	common := commonKnobNames(all)
 	for _, name := range common {
@@ -131,10 +131,17 @@ func knobValues(k targets.Knob) string {
 	return v
 }
 
-// knobEnvNote says how a value is written into the variable where it differs from the scenario's.
-func knobEnvNote(k targets.Knob) string {
-	if k.Kind == targets.KnobBool {
-		return " (1 or 0)"
+// clientKnobVariable fills the variable column of a client knob, which reaches no server.
+const clientKnobVariable = "none: the load tool's setting"
+
+// knobVariable is the server variable a knob becomes, saying how a value is written into it where
+// that differs from the scenario's.
+func knobVariable(k targets.Knob) string {
+	switch {
+	case k.Client:
+		return clientKnobVariable
+	case k.Kind == targets.KnobBool:
+		return "`" + k.Env + "` (1 or 0)"
 	}
-	return ""
+	return "`" + k.Env + "`"
 }

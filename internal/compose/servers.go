@@ -55,7 +55,9 @@ func RegistryServices(imageVar func(image string) string) []ServerService {
 		}
 		var pass []string
 		for _, k := range t.KnobNames() {
-			pass = append(pass, t.Knobs[k].Env)
+			if !t.Knobs[k].Client { // a client knob goes to the tool, not the server
+				pass = append(pass, t.Knobs[k].Env)
+			}
 		}
 		if t.TLS != nil {
 			// Set by the runner for a TLS step only (the certificates it made, mounted at

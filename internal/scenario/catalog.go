@@ -58,10 +58,10 @@ func toolsThatRun(model string) string {
 }
 
 // KnobEnv returns the environment variable and value that carry a knob to target's server;
-// ok is false for a knob the target does not have.
+// ok is false for a knob the target does not have, and for a client knob, which reaches no server.
 func KnobEnv(t targets.Target, name, value string) (env, envValue string, ok bool) {
 	spec, ok := t.Knobs[name]
-	if !ok {
+	if !ok || spec.Client {
 		return "", "", false
 	}
 	if spec.Kind == targets.KnobBool {

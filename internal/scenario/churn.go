@@ -26,21 +26,7 @@ func (d *decoder) churnHandlers(st *Step, h map[string]keyHandler) {
 
 // matrixChurnHandlers adds the matrix key requests_per_connection: [1, 100, forever].
 func (d *decoder) matrixChurnHandlers(m *Matrix, pos map[string]int, h map[string]keyHandler) {
-	h["requests_per_connection"] = func(v *yaml.Node, f string) {
-		pos["matrix.requests_per_connection"] = lineOf(v)
-		seen := map[int]bool{}
-		d.list(v, f, func(item *yaml.Node, f string) {
-			x, ok := d.requestsPerConnection(item, f)
-			if ok && seen[x] {
-				d.add(lineOf(item), f, "value %s listed twice", churnText(x))
-				return
-			}
-			if ok {
-				seen[x] = true
-				m.RequestsPerConnection = append(m.RequestsPerConnection, x)
-			}
-		})
-	}
+	h["requests_per_connection"] = uniqueAxis(d, pos, "requests_per_connection", &m.RequestsPerConnection, d.requestsPerConnection, churnText)
 }
 
 // requestsPerConnection decodes a positive integer, or forever (0).

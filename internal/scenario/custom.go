@@ -216,6 +216,9 @@ func (d *decoder) decodeCustom(name string, n *yaml.Node, field, scenarioPath st
 	}
 	// Without a request of its own, the target serves our contract, as its reference servers do.
 	c.Methods, c.Patterns, c.HTTPVersions, c.Encodings = like.Methods, like.Patterns, like.HTTPVersions, like.Encodings
+	// Its client is ours, so it takes our client's knobs (a ZeroMQ target's pattern); the server
+	// knobs are our servers' own.
+	c.Knobs = like.ClientKnobs()
 	if grpcNode != nil {
 		c.Request = d.decodeGRPCRequest(grpcNode, join(field, "grpc"), relative)
 	}

@@ -100,6 +100,33 @@ func (d *decoder) mapping(n *yaml.Node, field string, handlers map[string]keyHan
 	return seen
 }
 
+// refuse reports every key of the mapping n that refused has a message for, at the key's line, and
+// returns n without those keys, so that mapping neither reports them again as unknown nor lists
+// them among the keys it expects. It is for keys that were valid once, or belong elsewhere.
+func (d *decoder) refuse(n *yaml.Node, field string, refused func(key string) (string, bool)) *yaml.Node {
+	r := resolve(n)
+	if r.Kind != yaml.MappingNode {
+		return n
+	}
+	kept := make([]*yaml.Node, 0, len(r.Content))
+	for i := 0; i+1 < len(r.Content); i += 2 {
+		k := resolve(r.Content[i])
+		if k.Kind == yaml.ScalarNode {
+			if msg, ok := refused(k.Value); ok {
+				d.add(k.Line, join(field, fieldKey(k.Value)), "%s", msg)
+				continue
+			}
+		}
+		kept = append(kept, r.Content[i], r.Content[i+1])
+	}
+	if len(kept) == len(r.Content) {
+		return n
+	}
+	c := *r
+	c.Content = kept
+	return &c
+}
+
 // require reports keys missing from a mapping decoded by mapping.
 func (d *decoder) require(n *yaml.Node, field string, seen map[string]*yaml.Node, keys ...string) {
 	if seen == nil {

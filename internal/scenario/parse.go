@@ -182,7 +182,7 @@ func (d *decoder) decodeServers(n *yaml.Node, field string) map[string]Server {
 			d.mapping(v, f, map[string]keyHandler{
 				"cpus":   func(v *yaml.Node, f string) { s.CPUs, _ = d.number(v, f, 0, 1024, true) },
 				"memory": func(v *yaml.Node, f string) { s.MemoryBytes, _ = d.size(v, f, 6<<20) },
-				"knobs":  func(v *yaml.Node, f string) { s.Knobs = d.decodeKnobs(v, f, target) },
+				"knobs":  func(v *yaml.Node, f string) { s.Knobs, s.knobLines = d.decodeKnobs(v, f, target) },
 			})
 			out[target] = s
 		}
@@ -191,14 +191,16 @@ func (d *decoder) decodeServers(n *yaml.Node, field string) map[string]Server {
 	return out
 }
 
-func (d *decoder) decodeKnobs(n *yaml.Node, field, target string) map[string]string {
-	knobs := map[string]string{}
+// decodeKnobs reads a target's knobs, and the line of each.
+func (d *decoder) decodeKnobs(n *yaml.Node, field, target string) (map[string]string, map[string]int) {
+	knobs, lines := map[string]string{}, map[string]int{}
 	handlers := map[string]keyHandler{}
 	t, _ := d.sc.Target(target)
 	for _, name := range t.KnobNames() {
 		name := name
 		spec := t.Knobs[name]
 		handlers[name] = func(v *yaml.Node, f string) {
+			lines[name] = lineOf(v)
 			raw, ok := d.text(v, f)
 			if !ok {
 				return
@@ -211,8 +213,14 @@ func (d *decoder) decodeKnobs(n *yaml.Node, field, target string) map[string]str
 			knobs[name] = val
 		}
 	}
+	n = d.refuse(n, field, func(key string) (string, bool) {
+		if _, own := t.Knobs[key]; own {
+			return "", false
+		}
+		return d.clientKnobElsewhere(key, target)
+	})
 	d.mapping(n, field, handlers)
-	return knobs
+	return knobs, lines
 }
 
 func (d *decoder) decodeStep(n *yaml.Node, field string) Step {
@@ -275,16 +283,6 @@ func (d *decoder) decodeStep(n *yaml.Node, field string) Step {
 			x, _ := d.size(v, f, 0)
 			st.PayloadBytes = int(x)
 		},
-		"zmq_pattern": func(v *yaml.Node, f string) {
-			at("zmq_pattern", v)
-			if s, ok := d.str(v, f); ok {
-				if !contains(targets.AllPatterns(), s) {
-					d.add(lineOf(v), f, "unknown pattern %q; expected one of %s", clip(s), strings.Join(targets.AllPatterns(), ", "))
-					return
-				}
-				st.Pattern = s
-			}
-		},
 		"caps":    func(v *yaml.Node, f string) { st.Caps = d.decodeCaps(v, f) },
 		"servers": func(v *yaml.Node, f string) { at("servers", v); st.Servers = d.decodeServers(v, f) },
 		"matrix":  func(v *yaml.Node, f string) { st.Matrix = d.decodeMatrix(v, f, st.pos) },
@@ -306,6 +304,7 @@ func (d *decoder) decodeStep(n *yaml.Node, field string) Step {
 	d.transportHandlers(&st, h)
 	d.tlsHandlers(&st, h)
 	d.churnHandlers(&st, h)
+	n = d.refuse(n, field, movedStepKey)
 	seen := d.mapping(n, field, d.timingHandlers(&st.Timing, h))
 	d.require(n, field, seen, "name")
 	// Errors about a key point at the key's line, which for a block value is the line above it.

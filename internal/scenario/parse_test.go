@@ -20,6 +20,11 @@ func withStep(lines ...string) string {
 	return header + strings.Join(lines, "\n") + "\n"
 }
 
+// zmqStep is a scenario of one step on zeromq with method; its further lines start at line 7.
+func zmqStep(method string, lines ...string) string {
+	return "name: t\ndescription: d\nsteps:\n  - name: s\n    targets: [zeromq]\n    method: " + method + "\n" + strings.Join(lines, "\n") + "\n"
+}
+
 func TestParseErrors(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -74,9 +79,16 @@ func TestParseErrors(t *testing.T) {
 		{"unknown knob", withStep("    servers:", "      grpc:", "        knobs: {max_streams: 10}"), 9, "steps[0].servers.grpc.knobs.max_streams", `unknown key "max_streams"; expected one of max_concurrent_streams, max_payload_bytes, read_buffer_bytes, stream_workers, write_buffer_bytes`},
 		{"bad knob value", "name: t\ndescription: d\nservers:\n  python-grpc:\n    knobs:\n      mode: threads\nsteps:\n  - {name: s, targets: [python-grpc], method: Echo}\n", 6, "servers.python-grpc.knobs.mode", "expected one of sync, aio"},
 		{"servers for a target the step skips", withStep("    servers:", "      rest: {cpus: 1}"), 7, "steps[0].servers.rest", "does not run target rest"},
-		{"zmq pattern without zeromq", withStep("    zmq_pattern: dealer"), 7, "steps[0].zmq_pattern", "applies to target zeromq"},
-		{"bad zmq pattern", "name: t\ndescription: d\nsteps:\n  - name: s\n    targets: [zeromq]\n    method: Echo\n    zmq_pattern: pair\n", 7, "steps[0].zmq_pattern", "unknown pattern"},
-		{"sub without Publish", "name: t\ndescription: d\nsteps:\n  - name: s\n    targets: [zeromq]\n    method: Echo\n    zmq_pattern: sub\n", 7, "steps[0].zmq_pattern", "needs method Publish"},
+		{"zmq_pattern moved", withStep("    zmq_pattern: dealer"), 7, "steps[0].zmq_pattern", "moved: use servers.zeromq.knobs.pattern"},
+		{"zmq pattern without zeromq", withStep("    servers:", "      zeromq:", "        knobs: {pattern: dealer}"), 7, "steps[0].servers.zeromq", "does not run target zeromq"},
+		{"zmq pattern on another target", withStep("    servers:", "      grpc:", "        knobs: {pattern: dealer}"), 9, "steps[0].servers.grpc.knobs.pattern", "knob pattern applies to target zeromq only, not grpc"},
+		{"zeromq knobs list the pattern", zmqStep("Echo", "    servers:", "      zeromq:", "        knobs: {patern: req}"), 9, "steps[0].servers.zeromq.knobs.patern", "expected one of io_threads, max_payload_bytes, pattern, rcvhwm, sndhwm"},
+		{"bad zmq pattern", zmqStep("Echo", "    servers:", "      zeromq:", "        knobs: {pattern: pair}"), 9, "steps[0].servers.zeromq.knobs.pattern", `expected one of dealer, req, push, sub, got "pair"`},
+		{"sub without Publish", zmqStep("Echo", "    servers:", "      zeromq:", "        knobs: {pattern: sub}"), 9, "steps[0].servers.zeromq.knobs.pattern", "pattern sub (SUB to PUB: fan-out of Publish) needs method Publish"},
+		{"push without Echo", zmqStep("GetUser", "    servers:", "      zeromq:", "        knobs:", "          pattern: push"), 10, "steps[0].servers.zeromq.knobs.pattern", "pattern push (PUSH raw payloads to PULL, counted at the sink) needs method Echo"},
+		{"scenario-wide sub without Publish", "name: t\ndescription: d\nservers:\n  zeromq:\n    knobs: {pattern: sub}\nsteps:\n  - {name: s, targets: [zeromq], method: Echo}\n", 5, "servers.zeromq.knobs.pattern", "needs method Publish; step s runs Echo"},
+		{"Publish on the default pattern", zmqStep("Publish"), 6, "steps[0].method", "method Publish needs pattern sub on zeromq (servers.zeromq.knobs.pattern: sub)"},
+		{"step pattern over a wrong scenario-wide one", "name: t\ndescription: d\nservers:\n  zeromq:\n    knobs: {pattern: sub}\nsteps:\n  - {name: s, targets: [zeromq], method: Echo}\n  - {name: p, targets: [zeromq], method: Publish, servers: {zeromq: {knobs: {pattern: dealer}}}}\n", 8, "steps[1].servers.zeromq.knobs.pattern", "pattern dealer (DEALER to ROUTER, requests pipelined on one socket) needs method Echo or GetUser or Multiply or Divide"},
 		{"mix and method", withStep("    mix: {Echo: 1, GetUser: 1}"), 7, "steps[0].mix", "either method or mix"},
 		{"mix of one", "name: t\ndescription: d\nsteps:\n  - name: s\n    targets: [grpc]\n    mix: {Echo: 1}\n", 6, "steps[0].mix", "at least two methods"},
 		{"mix with ghz", "name: t\ndescription: d\nsteps:\n  - name: s\n    targets: [grpc]\n    mix: {Echo: 1, GetUser: 2}\n    tools: [ghz]\n", 7, "steps[0].tools[0]", "cannot run a mix"},
@@ -171,7 +183,9 @@ steps:
   - name: b
     targets: [zeromq]
     method: Publish
-    zmq_pattern: sub
+    servers:
+      zeromq:
+        knobs: {pattern: sub, sndhwm: 1000}
   - name: c
     targets: [python-grpc]
     mix: {GetUser: 1, Echo: 3}
@@ -204,8 +218,8 @@ steps:
 	if d, _ := sc.Step("d"); d.Model != ModelOpen {
 		t.Errorf("model = %q", d.Model)
 	}
-	if b, _ := sc.Step("b"); b.Pattern != "sub" {
-		t.Errorf("pattern = %q", b.Pattern)
+	if b, _ := sc.Step("b"); b.Servers["zeromq"].Knobs["pattern"] != "sub" {
+		t.Errorf("pattern = %q", b.Servers["zeromq"].Knobs["pattern"])
 	}
 	if sc.Hash() != mustParse(t, src).Hash() || len(sc.Hash()) != 64 {
 		t.Errorf("hash not stable: %s", sc.Hash())

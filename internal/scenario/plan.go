@@ -201,9 +201,7 @@ func (p *Plan) makeRun(index int, st *Step, v Variant, rep int, timing Timing, t
 			r.Mix[k] = w
 		}
 	}
-	if len(t.Patterns) > 0 {
-		r.Pattern = st.Pattern
-	}
+	r.Pattern = patternFor(sc, st, t)
 	if t.IsHTTP() {
 		r.HTTPVersion, r.Encoding = v.HTTPVersion, v.Encoding
 		// The target's own defaults: the first it lists (REST: HTTP/1.1 and JSON; Connect:
@@ -224,14 +222,15 @@ func (p *Plan) makeRun(index int, st *Step, v Variant, rep int, timing Timing, t
 	if v.InFlight > 0 {
 		// validateTransport already refused variants whose topology does not resolve.
 		r.InFlight = v.InFlight
-		r.Connections, r.Concurrency, _ = v.topology(t, st.Pattern)
+		r.Connections, r.Concurrency, _ = v.topology(t, r.Pattern)
 	}
 	r.ID = fmt.Sprintf("%03d-%s-%s-%s-r%d", index, r.Step, target, tool, rep)
-	r.Knobs = knobsFor(sc, st, target)
-	r.Env = make(map[string]string, len(r.Knobs))
-	for k, val := range r.Knobs {
+	// The server's knobs only: a client knob (the pattern) is already in the run's own fields.
+	r.Knobs = map[string]string{}
+	r.Env = map[string]string{}
+	for k, val := range knobsFor(sc, st, target) {
 		if env, v, ok := KnobEnv(t, k, val); ok {
-			r.Env[env] = v
+			r.Knobs[k], r.Env[env] = val, v
 		}
 	}
 	r.Caps = p.capsFor(st, target)

@@ -335,3 +335,80 @@ func TestFind(t *testing.T) {
 		t.Errorf("PrintList = %q, %v", buf.String(), err)
 	}
 }
+
+// The pattern is a client knob: the step's beats the scenario's, the target's default fills in,
+// a custom ZeroMQ target takes one of its own, and none of it reaches the server's knobs or
+// environment, only the run's Pattern (and so the tool's --zmq-pattern and the dry-run table).
+func TestPlanPatternKnob(t *testing.T) {
+	src := `name: p
+description: patterns
+servers:
+  zeromq:
+    knobs: {pattern: req, sndhwm: 1000}
+custom_targets:
+  my-zmq:
+    image: me/zmq:1
+    protocol: zmq
+    port: 5555
+steps:
+  - name: scenario-wide
+    targets: [zeromq]
+    method: Echo
+  - name: on-the-step
+    targets: [zeromq, my-zmq]
+    method: Echo
+    in_flight: 8
+    servers:
+      zeromq:
+        knobs: {pattern: push}
+      my-zmq:
+        knobs: {pattern: req}
+  - name: default
+    targets: [my-zmq, grpc]
+    method: Echo
+    in_flight: 8
+`
+	p, err := mustParse(t, src).Plan(PlanOptions{Cores: 2, Repeat: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		pattern                  string
+		connections, concurrency int
+	}
+	wants := map[string]want{
+		"scenario-wide/zeromq": {"req", 1, 1},
+		"on-the-step/zeromq":   {"push", 1, 8}, // PUSH multiplexes: one socket carries all 8
+		"on-the-step/my-zmq":   {"req", 8, 1},  // REQ has one request in flight per socket
+		"default/my-zmq":       {"dealer", 1, 8},
+		"default/grpc":         {"", 1, 8},
+	}
+	for _, r := range p.Runs {
+		key := r.Step + "/" + r.Target
+		w, ok := wants[key]
+		if !ok {
+			t.Errorf("unexpected run %s", key)
+			continue
+		}
+		delete(wants, key)
+		if r.Pattern != w.pattern || r.Connections != w.connections || r.Concurrency != w.concurrency {
+			t.Errorf("%s: pattern %q, %d×%d; want %q, %d×%d", key, r.Pattern, r.Connections, r.Concurrency, w.pattern, w.connections, w.concurrency)
+		}
+		if _, ok := r.Knobs["pattern"]; ok {
+			t.Errorf("%s: server knobs %v hold the client's pattern", key, r.Knobs)
+		}
+		if r.Target == "zeromq" && (!reflect.DeepEqual(r.Env, map[string]string{"PROTOBENCH_ZMQ_SNDHWM": "1000"}) || r.Knobs["sndhwm"] != "1000") {
+			t.Errorf("%s: env %v, knobs %v; want the server knob sndhwm alone", key, r.Env, r.Knobs)
+		}
+	}
+	for key := range wants {
+		t.Errorf("no run %s", key)
+	}
+	var b strings.Builder
+	if err := p.Print(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "Echo (push)") || !strings.Contains(b.String(), "Echo (req)") {
+		t.Errorf("the dry-run table does not name the patterns:\n%s", b.String())
+	}
+}

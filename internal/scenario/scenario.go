@@ -94,9 +94,12 @@ type LayoutSpec struct {
 
 // Server holds what one target gets beyond the shared caps: its own caps and its knobs.
 type Server struct {
-	CPUs        float64           // 0: inherit
-	MemoryBytes int64             // 0: inherit
-	Knobs       map[string]string // canonical string values; KnobEnv says how they reach the server
+	CPUs        float64 // 0: inherit
+	MemoryBytes int64   // 0: inherit
+	// Knobs holds canonical string values; KnobEnv says how a server knob reaches the server, and
+	// a client knob (the pattern) reaches the tool through the Run.
+	Knobs     map[string]string
+	knobLines map[string]int // line of each knob's value, for errors found after decoding
 }
 
 // Step is one workload as written in the file, before matrix expansion.
@@ -118,7 +121,6 @@ type Step struct {
 	// same run (latency at equal load); it excludes Rate and matrix.rate.
 	RateFrom     *RateFrom
 	PayloadBytes int
-	Pattern      string // client pattern (zmq_pattern), used by targets that have patterns only
 	// InFlight is the requests in flight; each target spreads them by its own topology
 	// (see Variant.topology). Excludes Concurrency.
 	InFlight    int

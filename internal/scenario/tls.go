@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"strconv"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -17,21 +18,7 @@ func (d *decoder) tlsHandlers(st *Step, h map[string]keyHandler) {
 
 // matrixTLSHandlers adds the matrix key tls: [false, true], one variant each.
 func (d *decoder) matrixTLSHandlers(m *Matrix, pos map[string]int, h map[string]keyHandler) {
-	h["tls"] = func(v *yaml.Node, f string) {
-		pos["matrix.tls"] = lineOf(v)
-		seen := map[bool]bool{}
-		d.list(v, f, func(item *yaml.Node, f string) {
-			x, ok := d.boolean(item, f)
-			if ok && seen[x] {
-				d.add(lineOf(item), f, "value %v listed twice", x)
-				return
-			}
-			if ok {
-				seen[x] = true
-				m.TLS = append(m.TLS, x)
-			}
-		})
-	}
+	h["tls"] = uniqueAxis(d, pos, "tls", &m.TLS, d.boolean, strconv.FormatBool)
 }
 
 // expandTLS multiplies the variants by the matrix's tls values; a TLS variant's name ends in

@@ -152,7 +152,7 @@ func validateTransport(d *decoder, st *Step, field string) {
 	for _, v := range st.Variants() {
 		for _, name := range v.Targets {
 			t, _ := sc.Target(name)
-			if _, _, err := v.topology(t, st.Pattern); err != nil {
+			if _, _, err := v.topology(t, patternFor(sc, st, t)); err != nil {
 				d.add(st.line("in_flight"), stepField(field, "in_flight"), "%s: %v", v.Name, err)
 				return
 			}

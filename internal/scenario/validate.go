@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/protobench/protobench/internal/targets"
 )
 
 // Variant is one combination of a step's matrix: a step as it will run, before repeats.
@@ -200,45 +198,6 @@ func (s *Scenario) anyOwnRequest(names []string) bool {
 	return false
 }
 
-// validatePattern checks the step's pattern against every target of the step that takes one
-// (internal/targets), and fills in the default. The registry says which methods each pattern carries.
-func validatePattern(d *decoder, sc *Scenario, st *Step, names, methods []string, line func(string) int, at func(string) string) {
-	var patterned []targets.Target
-	for _, n := range names {
-		if t, ok := sc.Target(n); ok && len(t.Patterns) > 0 {
-			patterned = append(patterned, t)
-		}
-	}
-	if len(patterned) == 0 {
-		if st.Pattern != "" {
-			d.add(line("zmq_pattern"), at("zmq_pattern"), "zmq_pattern applies to target %s only, which this step does not run", targets.PatternTargets())
-		}
-		return
-	}
-	given := st.Pattern != ""
-	if !given {
-		st.Pattern = patterned[0].Patterns[0].Name
-	}
-	for _, t := range patterned {
-		p, ok := t.Pattern(st.Pattern)
-		if !ok {
-			d.add(line("zmq_pattern"), at("zmq_pattern"), "%s has no pattern %s; it has %s", t.Name, st.Pattern, strings.Join(t.PatternNames(), ", "))
-			continue
-		}
-		for _, m := range methods {
-			if contains(p.Methods, m) {
-				continue
-			}
-			if given || !t.Implements(m) {
-				d.add(line("zmq_pattern"), at("zmq_pattern"), "zmq_pattern %s (%s) needs method %s", p.Name, p.About, strings.Join(p.Methods, " or "))
-			} else {
-				d.add(line("method"), at("method"), "method %s needs zmq_pattern %s", m, t.PatternFor(m))
-			}
-			break
-		}
-	}
-}
-
 // knobsFor merges the scenario's and the step's knobs for target; the step wins.
 func knobsFor(sc *Scenario, st *Step, target string) map[string]string {
 	out := map[string]string{}
@@ -254,7 +213,7 @@ func knobsFor(sc *Scenario, st *Step, target string) map[string]string {
 }
 
 // validate checks what single keys cannot: how the fields of a step and the published figures
-// fit together. It also fills defaults that depend on other fields (model, pattern, mix method).
+// fit together. It also fills defaults that depend on other fields (model, mix method).
 func validate(d *decoder, sc *Scenario) {
 	names := map[string]int{}
 	for i := range sc.Steps {
@@ -392,7 +351,7 @@ func validateStep(d *decoder, sc *Scenario, st *Step, field string) {
 	if len(st.Mix) > 0 {
 		methods = sortedKeys(st.Mix)
 	}
-	validatePattern(d, sc, st, v.Targets, methods, line, at)
+	validatePattern(d, sc, st, field, v.Targets, methods)
 
 	for i, t := range v.Targets {
 		tf, tl := fmt.Sprintf("%s[%d]", at(targetsKey), i), line(fmt.Sprintf("%s[%d]", targetsKey, i))

@@ -94,9 +94,13 @@ func TestEveryTargetIsComplete(t *testing.T) {
 				t.Errorf("HTTP versions %v and encodings %v belong to HTTP targets, and every HTTP target has them", tg.HTTPVersions, tg.Encodings)
 			}
 			for _, k := range tg.KnobNames() {
-				if tg.Knobs[k].Env == "" {
-					t.Errorf("knob %s has no environment variable", k)
+				if knob := tg.Knobs[k]; (knob.Env == "") != knob.Client {
+					t.Errorf("knob %s: variable %q, client %v; a server knob has its variable, a client knob none", k, knob.Env, knob.Client)
 				}
+			}
+			// The pattern knob's values are the target's patterns, and only a target with patterns has it.
+			if k, ok := tg.Knobs[targets.PatternKnob]; ok != (len(tg.Patterns) > 0) || !slices.Equal(k.Enum, tg.PatternNames()) || (ok && !k.Client) {
+				t.Errorf("knob %s %+v, patterns %v", targets.PatternKnob, k, tg.PatternNames())
 			}
 			if tg.Caps.CPUs <= 0 || tg.Caps.MemoryBytes <= 0 {
 				t.Errorf("default caps %+v", tg.Caps)

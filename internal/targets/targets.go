@@ -65,14 +65,31 @@ const (
 	KnobEnum     = "enum"
 )
 
-// Knob is one server setting a scenario may change: the environment variable the server reads it
-// from and how its value is checked.
+// Knob is one setting of a target a scenario may change: the environment variable the server reads
+// it from and how its value is checked.
 type Knob struct {
-	Env   string
+	Env   string // the server's variable; empty for a client knob
 	Kind  string // KnobInt, KnobBool, KnobSize, KnobDuration or KnobEnum
 	Min   int64
 	Enum  []string
 	About string
+	// Client marks a knob of the load tool's client rather than the server (ZeroMQ's pattern):
+	// it has no Env, never reaches the server's environment or run.json's server knobs, and the
+	// scenario hands it to the tool with the run.
+	Client bool
+}
+
+// PatternKnob is the client knob that picks a target's pattern (Target.Patterns).
+const PatternKnob = "pattern"
+
+// patternKnob declares PatternKnob for a target with these patterns, the first being the default,
+// so that its values are the patterns' names and nothing else.
+func patternKnob(patterns []Pattern, about string) Knob {
+	k := Knob{Kind: KnobEnum, Client: true, About: about}
+	for _, p := range patterns {
+		k.Enum = append(k.Enum, p.Name)
+	}
+	return k
 }
 
 // Pattern is a protocol variant a client picks (ZeroMQ's socket patterns).
@@ -212,6 +229,14 @@ func goServer(t Target) Target {
 	return t
 }
 
+// zmqPatterns are the ZeroMQ target's client patterns, which its pattern knob picks from.
+var zmqPatterns = []Pattern{
+	{Name: "dealer", Methods: unary, Multiplexes: true, About: "DEALER to ROUTER, requests pipelined on one socket"},
+	{Name: "req", Methods: unary, About: "REQ to ROUTER, one request in flight per socket"},
+	{Name: "push", Methods: []string{contract.MethodEcho}, Multiplexes: true, About: "PUSH raw payloads to PULL, counted at the sink"},
+	{Name: "sub", Methods: []string{MethodPublish}, Multiplexes: true, About: "SUB to PUB: fan-out of Publish"},
+}
+
 // all is the registry, in the order listings use.
 var all = []Target{
 	goServer(Target{
@@ -258,18 +283,14 @@ var all = []Target{
 			{Name: "pull", Env: "PROTOBENCH_ZMQ_PULL_LISTEN", Port: 5556},
 			{Name: "pub", Env: "PROTOBENCH_ZMQ_PUB_LISTEN", Port: 5557},
 		},
-		Methods: append(slices.Clone(unary), MethodPublish),
-		NoTLS:   "ZeroMQ has no TLS transport; its CURVE security (libzmq + libsodium) is a different handshake and cipher, not measured here (docs/tls.md)",
-		Patterns: []Pattern{
-			{Name: "dealer", Methods: unary, Multiplexes: true, About: "DEALER to ROUTER, requests pipelined on one socket"},
-			{Name: "req", Methods: unary, About: "REQ to ROUTER, one request in flight per socket"},
-			{Name: "push", Methods: []string{contract.MethodEcho}, Multiplexes: true, About: "PUSH raw payloads to PULL, counted at the sink"},
-			{Name: "sub", Methods: []string{MethodPublish}, Multiplexes: true, About: "SUB to PUB: fan-out of Publish"},
-		},
+		Methods:  append(slices.Clone(unary), MethodPublish),
+		NoTLS:    "ZeroMQ has no TLS transport; its CURVE security (libzmq + libsodium) is a different handshake and cipher, not measured here (docs/tls.md)",
+		Patterns: zmqPatterns,
 		Knobs: map[string]Knob{
 			"sndhwm":     {Env: "PROTOBENCH_ZMQ_SNDHWM", Kind: KnobInt, About: "send high-water mark in messages (0 = unlimited)"},
 			"rcvhwm":     {Env: "PROTOBENCH_ZMQ_RCVHWM", Kind: KnobInt, About: "receive high-water mark in messages (0 = unlimited)"},
 			"io_threads": {Env: "PROTOBENCH_ZMQ_IO_THREADS", Kind: KnobInt, Min: 1, About: "libzmq I/O threads"},
+			PatternKnob:  patternKnob(zmqPatterns, "the load tool's ZeroMQ socket pattern (default dealer); push needs method Echo, sub needs Publish"),
 		},
 	}),
 	{
@@ -430,6 +451,18 @@ func (t Target) KnobNames() []string {
 	return names
 }
 
+// ClientKnobs are the target's client knobs (Knob.Client), which a custom target of the same
+// protocol takes too, since the client is ours.
+func (t Target) ClientKnobs() map[string]Knob {
+	out := map[string]Knob{}
+	for n, k := range t.Knobs {
+		if k.Client {
+			out[n] = k
+		}
+	}
+	return out
+}
+
 // Address is host:port of the target's main listener on the compose network.
 func (t Target) Address() string { return fmt.Sprintf("%s:%d", t.Name, t.Port) }
 
@@ -438,17 +471,6 @@ var PayloadMethods = []string{contract.MethodEcho, contract.MethodEchoStream, Me
 
 // AllMethods is every method any target may serve: the contract's and MethodPublish.
 func AllMethods() []string { return append(slices.Clone(contract.Methods), MethodPublish) }
-
-// PatternTargets names the targets that take a pattern, for error messages.
-func PatternTargets() string {
-	var names []string
-	for _, t := range all {
-		if len(t.Patterns) > 0 {
-			names = append(names, t.Name)
-		}
-	}
-	return strings.Join(names, ", ")
-}
 
 // HTTPTargets names the targets that speak HTTP, for error messages.
 func HTTPTargets() string {
@@ -459,17 +481,4 @@ func HTTPTargets() string {
 		}
 	}
 	return strings.Join(names, ", ")
-}
-
-// AllPatterns lists every pattern name of every target, for decoding before targets are known.
-func AllPatterns() []string {
-	var names []string
-	for _, t := range all {
-		for _, p := range t.Patterns {
-			if !slices.Contains(names, p.Name) {
-				names = append(names, p.Name)
-			}
-		}
-	}
-	return names
 }
