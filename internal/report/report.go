@@ -827,6 +827,15 @@ func publishedTable(f *Folder, p *page) {
 			row.Verdict = "not measured here"
 		case r.Group == nil:
 			row.Verdict = "not run"
+		case fig.Metric == scenario.MetricThroughputGainPercent:
+			// A gain compares two variants: ours and its interval come from the summary.
+			row.Step = r.Group.Step + " (" + r.Group.Tool + ")"
+			row.Verdict = "not run: nothing to divide by"
+			if r.Versus != nil {
+				row.Ours = results.GainText(r.Ours, r.CI)
+				row.Step = r.Group.Step + " over " + r.Versus.Step + " (" + r.Group.Tool + ")"
+				row.Verdict = judge(r.Ours, fig.Value, r.CI, "gain")
+			}
 		default:
 			row.Ours = svgchart.FormatNumber(r.Ours) + " " + fig.Unit
 			row.Ratio = svgchart.FormatNumber(r.Ratio) + "×"
@@ -845,18 +854,23 @@ func verdict(f *Folder, r results.FigureRow) string {
 			vals = append(vals, fig.InUnit(v))
 		}
 	}
-	ci := stats.MedianCI(vals, results.CILevel)
+	return judge(r.Ours, fig.Value, stats.MedianCI(vals, results.CILevel), "median")
+}
+
+// judge says whether the published value lies inside our interval of what (the median, or a
+// gain), or which way it differs.
+func judge(ours, published float64, ci stats.Interval, what string) string {
 	dir := "ours higher"
-	if r.Ours < fig.Value {
+	if ours < published {
 		dir = "ours lower"
 	}
 	switch {
-	case math.IsNaN(r.Ours):
+	case math.IsNaN(ours):
 		return "no value of ours"
-	case ci.OK && ci.Contains(fig.Value):
-		return "consistent: the published value is inside our interval of the median (" + ci.Label() + ")"
+	case ci.OK && ci.Contains(published):
+		return "consistent: the published value is inside our interval of the " + what + " (" + ci.Label() + ")"
 	case ci.OK:
-		return dir + ": the published value is outside our interval of the median (" + ci.Label() + ")"
+		return dir + ": the published value is outside our interval of the " + what + " (" + ci.Label() + ")"
 	}
 	return dir + " (one repeat: no interval to judge by)"
 }

@@ -198,7 +198,15 @@ func writePublished(b *bytes.Buffer, s *Summary) {
 		title = "The article"
 	}
 	fmt.Fprintf(b, "%s measured on: %s.  \nIts method: %s.  \n", mdEscape(title), mdEscape(pub.Hardware.Description), mdEscape(pub.Method))
-	fmt.Fprintf(b, "Ours: median over repeats on the capped server. Per core divides throughput by the article's cores and by our server's CPU cap.\n\n")
+	fmt.Fprintf(b, "Ours: median over repeats on the capped server. Per core divides throughput by the article's cores and by our server's CPU cap.")
+	for _, f := range pub.Figures {
+		if isGain(f) {
+			b.WriteString(" A gain in throughput compares two variants of a step (the first over the second): the geometric mean of " +
+				"their per-repeat throughput ratios, less 1, with a t interval on the logs of those ratios.")
+			break
+		}
+	}
+	b.WriteString("\n\n")
 	b.WriteString("| Figure | Measures | Published | Ours | Ours / published | Published per core | Ours per core | Our step | Note |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---|---|\n")
 	for _, r := range s.Published {
@@ -210,6 +218,11 @@ func writePublished(b *bytes.Buffer, s *Summary) {
 			ours, ratio, step = "not measured", "—", "—"
 		case r.Group == nil:
 			ours = "not run"
+		case isGain(f):
+			ours, ratio, step = "not run (nothing to divide by)", "—", r.Group.Step+" ("+r.Group.Tool+")"
+			if r.Versus != nil {
+				ours, step = GainText(r.Ours, r.CI), r.Group.Step+" over "+r.Versus.Step+" ("+r.Group.Tool+")"
+			}
 		default:
 			ours, ratio, step = fmtFigure(r.Ours, f.Unit), fmtRatio(r.Ratio), r.Group.Step+" ("+r.Group.Tool+")"
 			if scenario.PerCore(f.Metric) {

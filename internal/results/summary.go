@@ -114,6 +114,11 @@ type FigureRow struct {
 	TheirCores    int
 	TheirsPerCore float64 // NaN unless per core means something and the cores are known
 	OursPerCore   float64
+	// Versus is the group a gain figure (throughput_gain_percent) divides Group by, and CI the
+	// interval of its Ours (gain.go). Other figures compare one median and leave both empty. A
+	// gain leaves Ratio NaN: a ratio of two gains means little near 0.
+	Versus *Group
+	CI     stats.Interval
 }
 
 // Summarize groups records into repeats and computes every statistic the reports show.
@@ -482,6 +487,13 @@ func published(plan *scenario.Plan, groups []*Group) []FigureRow {
 		for _, g := range matches {
 			row := base
 			row.Group = g
+			if isGain(fig) {
+				if row.Versus = versusGroup(plan, groups, g, fig); row.Versus != nil {
+					row.Ours, row.CI = throughputGain(g, row.Versus)
+				}
+				rows = append(rows, row)
+				continue
+			}
 			if v := g.Median(fig.Metric); !math.IsNaN(v) {
 				row.Ours = fig.InUnit(v)
 				if fig.Value != 0 {

@@ -71,6 +71,13 @@ func Table(w io.Writer, recs []record.Record, plan *scenario.Plan) error {
 		for _, r := range compared {
 			f := r.Figure
 			line := fmt.Sprintf("  %s\tpublished %s\tours %s\t%s", f.Name, fmtFigure(f.Value, f.Unit), fmtFigure(r.Ours, f.Unit), fmtRatio(r.Ratio))
+			if isGain(f) {
+				over := "nothing to divide by"
+				if r.Versus != nil {
+					over = "over " + r.Versus.Step
+				}
+				line = fmt.Sprintf("  %s\tpublished %s\tours %s\t%s", f.Name, fmtFigure(f.Value, f.Unit), GainText(r.Ours, r.CI), over)
+			}
 			if scenario.PerCore(f.Metric) {
 				line += fmt.Sprintf("\tper core %s vs %s", fmtFigure(r.TheirsPerCore, f.Unit), fmtFigure(r.OursPerCore, f.Unit))
 			} else {

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"math"
 	"sort"
 	"strings"
 
@@ -33,7 +34,8 @@ type Figure struct {
 	Step     string // base step name
 	Target   string
 	Tool     string             // default: the step's first tool (the primary)
-	Match    map[string]float64 // connections, concurrency, payload_bytes, rate: pick variants
+	Match    map[string]float64 // connections, concurrency, payload_bytes, rate, ...: pick variants
+	Versus   map[string]float64 // a gain metric's divisor: each matched variant with these values instead
 	At       string             // "max" or "knee": when several variants match, pick one
 	Cores    int                // overrides the hardware's cores for this figure's per-core value
 	Note     string             // one line on how the article's method differs for this figure
@@ -59,6 +61,10 @@ const (
 	MetricServerCPUPercent  = "server_cpu_percent" // ours: percent of the server's CPU cap
 	MetricServerMemMaxBytes = "server_mem_max_bytes"
 	MetricCPUMicrosPerReq   = "cpu_us_per_request"
+	// MetricThroughputGainPercent is not read from one record: it is the throughput of the
+	// variants the figure's match picks over that of the variants its versus picks, less 1, in
+	// percent (an article's "reuse gives +18 % QPS").
+	MetricThroughputGainPercent = "throughput_gain_percent"
 )
 
 // Dimensions of metrics and units; a figure's unit must have its metric's dimension.
@@ -82,6 +88,8 @@ var metricDims = map[string]string{
 	MetricServerCPUPercent:  dimPercent,
 	MetricServerMemMaxBytes: dimBytes,
 	MetricCPUMicrosPerReq:   dimTime,
+
+	MetricThroughputGainPercent: dimPercent,
 }
 
 // Metrics lists the metric names a figure may use, sorted.
@@ -226,29 +234,8 @@ func (d *decoder) decodeFigure(n *yaml.Node, field string) Figure {
 		"step":   func(v *yaml.Node, f string) { fig.Step, _ = d.str(v, f) },
 		"target": func(v *yaml.Node, f string) { fig.Target, _ = d.str(v, f) },
 		"tool":   func(v *yaml.Node, f string) { fig.Tool, _ = d.str(v, f) },
-		"match": func(v *yaml.Node, f string) {
-			fig.Match = map[string]float64{}
-			num := func(key string) keyHandler {
-				return func(v *yaml.Node, f string) {
-					var x float64
-					var ok bool
-					if key == "payload_bytes" {
-						var b int64
-						b, ok = d.size(v, f, 0)
-						x = float64(b)
-					} else {
-						x, ok = d.number(v, f, 0, maxRate, true)
-					}
-					if ok {
-						fig.Match[key] = x
-					}
-				}
-			}
-			d.mapping(v, f, map[string]keyHandler{
-				"connections": num("connections"), "concurrency": num("concurrency"), "in_flight": num("in_flight"),
-				"payload_bytes": num("payload_bytes"), "rate": num("rate"),
-			})
-		},
+		"match":  func(v *yaml.Node, f string) { fig.Match = d.decodeMatch(v, f) },
+		"versus": func(v *yaml.Node, f string) { fig.Versus = d.decodeMatch(v, f) },
 		"at": func(v *yaml.Node, f string) {
 			if s, ok := d.str(v, f); ok {
 				if s != AtMax && s != AtKnee {
@@ -268,7 +255,123 @@ func (d *decoder) decodeFigure(n *yaml.Node, field string) Figure {
 	if seen != nil && fig.Metric != "" {
 		d.require(n, field, seen, "step", "target")
 	}
+	if seen != nil {
+		d.checkVersus(fig, seen, field)
+	}
 	return fig
+}
+
+// decodeMatch decodes a figure's match or versus: the values that pick variants of a swept
+// step. requests_per_connection takes forever (0) as the matrix does.
+func (d *decoder) decodeMatch(n *yaml.Node, field string) map[string]float64 {
+	m := map[string]float64{}
+	handlers := map[string]keyHandler{}
+	for _, key := range matchKeys {
+		handlers[key] = func(v *yaml.Node, f string) {
+			var x float64
+			var ok bool
+			switch key {
+			case "payload_bytes":
+				var b int64
+				b, ok = d.size(v, f, 0)
+				x = float64(b)
+			case "requests_per_connection":
+				var c int
+				c, ok = d.requestsPerConnection(v, f)
+				x = float64(c)
+			default:
+				x, ok = d.number(v, f, 0, maxRate, true)
+			}
+			if ok {
+				m[key] = x
+			}
+		}
+	}
+	d.mapping(n, field, handlers)
+	return m
+}
+
+// checkVersus refuses a gain figure without versus (it would have nothing to divide by) and
+// versus on any other metric (which compares one variant, not two).
+func (d *decoder) checkVersus(fig Figure, seen map[string]*yaml.Node, field string) {
+	at, hasVersus := seen["versus"]
+	_, hasMetric := seen["metric"]
+	switch {
+	case fig.Metric == MetricThroughputGainPercent && !hasVersus:
+		d.add(fig.Line, field+".versus", "metric %s needs versus, the variant it divides by, e.g. versus: {requests_per_connection: 1}",
+			MetricThroughputGainPercent)
+	case hasVersus && fig.Metric != MetricThroughputGainPercent && (fig.Metric != "" || !hasMetric):
+		metric := fig.Metric
+		if metric == "" {
+			metric = "none"
+		}
+		d.add(at.Line, field+".versus", "versus applies to metric %s only (metric here: %s)", MetricThroughputGainPercent, metric)
+	}
+}
+
+// matchKeys are the keys a figure's match and versus may name.
+var matchKeys = []string{"connections", "concurrency", "in_flight", "payload_bytes", "rate", "requests_per_connection"}
+
+// variantValue is the value of one of matchKeys in a variant; requests_per_connection is 0 for
+// forever, as records store it.
+func variantValue(v Variant, key string) float64 {
+	switch key {
+	case "connections":
+		return float64(v.Connections)
+	case "concurrency":
+		return float64(v.Concurrency)
+	case "payload_bytes":
+		return float64(v.PayloadBytes)
+	case "rate":
+		return v.Rate
+	case "in_flight":
+		return float64(v.InFlight)
+	case "requests_per_connection":
+		return float64(v.RequestsPerConnection)
+	}
+	return math.NaN()
+}
+
+// VersusVariant is the variant a gain figure divides v by: the one of v's step that has the
+// figure's versus values and v's own everywhere else, so that a figure matching several
+// variants pairs each with its own (over TLS with over TLS, cleartext with cleartext).
+func VersusVariant(v Variant, versus map[string]float64) (Variant, bool) {
+	if v.Step == nil || len(versus) == 0 {
+		return Variant{}, false
+	}
+	for _, w := range v.Step.Variants() {
+		if w.Name == v.Name || !MatchVariant(versus, w) || w.TLS != v.TLS || w.HTTPVersion != v.HTTPVersion ||
+			w.Encoding != v.Encoding || w.LoadPercent != v.LoadPercent {
+			continue
+		}
+		same := true
+		for _, key := range matchKeys {
+			if _, changed := versus[key]; !changed && variantValue(w, key) != variantValue(v, key) {
+				same = false
+			}
+		}
+		if same {
+			return w, true
+		}
+	}
+	return Variant{}, false
+}
+
+// validateVersus checks that every variant a gain figure's match picks has a variant to divide
+// by, other than itself.
+func validateVersus(d *decoder, fig Figure, st *Step, variants []Variant, field string) {
+	if len(fig.Versus) == 0 {
+		return // missing or malformed: decodeFigure said so
+	}
+	for _, v := range variants {
+		if !MatchVariant(fig.Match, v) {
+			continue
+		}
+		if _, ok := VersusVariant(v, fig.Versus); !ok {
+			d.add(fig.Line, field+".versus", "step %s has no variant with %s beside %s to divide by", st.Name, formatMatch(fig.Versus), v.Name)
+			return
+		}
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -455,6 +455,8 @@ func validateFigures(d *decoder, sc *Scenario) {
 		}
 		if hits == 0 {
 			d.add(fig.Line, field+".match", "no variant of step %s matches %s", st.Name, formatMatch(fig.Match))
+		} else if fig.Metric == MetricThroughputGainPercent {
+			validateVersus(d, fig, st, variants, field)
 		}
 	}
 }
@@ -462,20 +464,7 @@ func validateFigures(d *decoder, sc *Scenario) {
 // MatchVariant reports whether a variant has every value a figure's match asks for.
 func MatchVariant(match map[string]float64, v Variant) bool {
 	for k, want := range match {
-		var got float64
-		switch k {
-		case "connections":
-			got = float64(v.Connections)
-		case "concurrency":
-			got = float64(v.Concurrency)
-		case "payload_bytes":
-			got = float64(v.PayloadBytes)
-		case "rate":
-			got = v.Rate
-		case "in_flight":
-			got = float64(v.InFlight)
-		}
-		if got != want {
+		if variantValue(v, k) != want {
 			return false
 		}
 	}
@@ -485,6 +474,10 @@ func MatchVariant(match map[string]float64, v Variant) bool {
 func formatMatch(m map[string]float64) string {
 	parts := make([]string, 0, len(m))
 	for _, k := range sortedKeys(m) {
+		if k == "requests_per_connection" {
+			parts = append(parts, k+"="+churnText(int(m[k])))
+			continue
+		}
 		parts = append(parts, k+"="+formatFloat(m[k]))
 	}
 	sort.Strings(parts)
