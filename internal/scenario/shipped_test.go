@@ -28,7 +28,8 @@ func TestShippedScenarios(t *testing.T) {
 		t.Fatal(err)
 	}
 	budgets := map[string]time.Duration{
-		"smoke":        2 * time.Minute,
+		// The smoke scenario: every server and tool once in cleartext and once over TLS.
+		"smoke":        3 * time.Minute,
 		"grpc-vs-rest": 30 * time.Minute,
 	}
 	names := map[string]bool{}
