@@ -276,7 +276,14 @@ func checkTLSRecord(t *testing.T, name string, r record.Record) {
 		}
 		return
 	}
-	if r.TLS == nil || r.TLS.Version != "TLS 1.3" {
+	switch {
+	case r.TLS == nil:
+		t.Errorf("%s: no TLS state in a TLS step's record", name)
+		return
+	case r.TLS.Version == "" && r.TLS.Source != "":
+		// A server that does not count its handshakes (grpcio's) says so instead.
+		return
+	case r.TLS.Version != "TLS 1.3":
 		t.Errorf("%s: TLS state %+v, want the server's handshakes on TLS 1.3", name, r.TLS)
 		return
 	}
