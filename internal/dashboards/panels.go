@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/protobench/protobench/internal/stepinfo"
+	"github.com/protobench/protobench/internal/tool"
 )
 
 // Grafana unit ids used by the panels.
@@ -33,10 +34,11 @@ type Expect int
 const (
 	// ExpectAlways: every step that measured something (step series, containers, host, server).
 	ExpectAlways Expect = iota
-	// ExpectLiveClient: steps measured by protobench's own generator, the only tool with live
-	// client metrics.
+	// ExpectLiveClient: steps measured by a tool whose /metrics Prometheus scrapes (our
+	// generator's live client metrics).
 	ExpectLiveClient
-	// ExpectK6: steps measured by k6, which writes its metrics by remote write.
+	// ExpectK6: steps measured by a tool that pushes its metrics by remote write (k6, whose
+	// metric names the panels query).
 	ExpectK6
 	// ExpectServerCPU: steps whose record holds server CPU per request.
 	ExpectServerCPU
@@ -45,15 +47,16 @@ const (
 )
 
 // Wants reports whether a query with this expectation must return data for a step measured by
-// tool whose record has (or lacks) server CPU per request.
-func (e Expect) Wants(tool string, hasServerCPU bool) bool {
+// a tool whose live metrics reach Prometheus as live says (tool.Capabilities.LiveMetrics), and
+// whose record has (or lacks) server CPU per request.
+func (e Expect) Wants(live string, hasServerCPU bool) bool {
 	switch e {
 	case ExpectAlways:
 		return true
 	case ExpectLiveClient:
-		return tool == "protobench"
+		return live == tool.LiveScrape
 	case ExpectK6:
-		return tool == "k6"
+		return live == tool.LiveRemoteWrite
 	case ExpectServerCPU:
 		return hasServerCPU
 	}

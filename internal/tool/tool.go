@@ -166,11 +166,20 @@ type Capabilities struct {
 	// spaces), such as its environment and extra volumes. Tools sharing a service declare the
 	// same.
 	Compose string
+	// LiveMetrics is how the tool's own metrics reach Prometheus during a run: LiveScrape,
+	// LiveRemoteWrite, or "" when they do not (the dashboards' client panels then stay empty).
+	LiveMetrics string
 	// Parts, when set, lets several client nodes share one step (Split): its results merge
 	// without averaging percentiles (full histograms). nil for a tool that runs on one client
 	// node.
 	Parts PartsMerger
 }
+
+// How a tool's live metrics reach Prometheus (Capabilities.LiveMetrics).
+const (
+	LiveScrape      = "scrape"       // Prometheus scrapes the tool's /metrics
+	LiveRemoteWrite = "remote-write" // the tool pushes them (Prometheus' remote-write receiver)
+)
 
 // HTTPMode is one HTTP version ("1.1", or "2" for h2c) with one body encoding ("json",
 // "protobuf").

@@ -130,7 +130,8 @@ var unary = []string{contract.MethodGetUser, contract.MethodEcho, contract.Metho
 // Capabilities: REST over HTTP/1.1 with JSON bodies and gRPC, unary, closed or open.
 func (Adapter) Capabilities() tool.Capabilities {
 	return tool.Capabilities{
-		Protocols: []string{targets.HTTP, targets.GRPC}, Methods: unary, Models: []string{"closed", "open"},
+		LiveMetrics: tool.LiveRemoteWrite,
+		Protocols:   []string{targets.HTTP, targets.GRPC}, Methods: unary, Models: []string{"closed", "open"},
 		HTTP:  []tool.HTTPMode{{Version: targets.HTTP1, Encoding: targets.EncodingJSON}},
 		Image: "k6", Limits: "k6's scripts speak HTTP/1.1 with JSON bodies and gRPC, unary methods",
 		ClientBound: true, Program: "k6", Compose: composeService, Install: "go install go.k6.io/k6@v1.8.1",

@@ -58,7 +58,8 @@ func (Adapter) Capabilities() tool.Capabilities {
 		}
 	}
 	return tool.Capabilities{
-		Protocols: targets.Protocols, Models: []string{"closed", "open"}, HTTP: modes, Mix: true, Image: "loadgen",
+		LiveMetrics: tool.LiveScrape,
+		Protocols:   targets.Protocols, Models: []string{"closed", "open"}, HTTP: modes, Mix: true, Image: "loadgen",
 		Requests: true, TLS: true, Program: "protobench", Parts: Adapter{},
 		// Every driver but ZeroMQ's, whose sockets manage their own connections.
 		Churn: []string{targets.GRPC, targets.HTTP, targets.Connect, targets.NetRPC},
