@@ -13,10 +13,16 @@
 // of its own. The table gives each one's throughput and the server CPU it drove (over the middle
 // of the run, from /proc/<pid>/stat), then the ratios the load-generator issue asks for.
 //
+// The TLS rows (grpc-tls, https for HTTPS/1.1, h2 for HTTPS/2) are the same servers over TLS with
+// a certificate made for the bench run (internal/tlscert). Every generator drives them with its
+// adapter's TLS command line; afterwards the server's own handshake counter says what it
+// negotiated, and a generator that took another ALPN protocol than the row's fails the row.
+//
 // The files: genbench.go (the command and its flags), plan.go (which generators meet which
 // server, with which invocation), process.go (building, starting and pinning native processes),
-// measure.go (one generator's measured run and its CPU figures), table.go (the report) and
-// memory.go (the memory mode).
+// measure.go (one generator's measured run and its CPU figures), table.go (the report),
+// memory.go (the memory mode) and tls.go (the TLS rows: their certificate, the servers' TLS flags,
+// and the protocol each generator negotiated, as the server counted it).
 //
 // The memory mode (--memory-requests) runs protobench alone for that many requests and samples
 // its resident set every second: it must stay flat, because the generator keeps histograms, not
@@ -167,11 +173,23 @@ func (b *bench) run(ctx context.Context) error {
 	if b.o.memoryRequests > 0 {
 		return b.memory(ctx)
 	}
+	caFingerprint := ""
+	if b.o.anyTLS() {
+		fp, remove, err := makeCerts()
+		if err != nil {
+			return err
+		}
+		defer remove()
+		caFingerprint = fp
+	}
 
 	fmt.Fprintf(b.stdout, "bench-generators: server on CPU %d (GOMAXPROCS=1), each generator on CPU %d, %d requests in flight, %s per run (after a %s warm-up run), best of %d\n",
 		b.o.serverCore, b.o.clientCore, b.o.inflight, b.o.duration, b.o.warmup, b.o.repeats)
 	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Fprintf(b.stdout, "load average at start: %s\n", strings.Join(strings.Fields(string(la))[:3], " "))
+	}
+	if caFingerprint != "" {
+		fmt.Fprintf(b.stdout, "TLS rows: a certificate made for this run (ECDSA P-256, CA SHA-256 %s…), each server offering its registry entry's ALPN\n", caFingerprint[:16])
 	}
 	fmt.Fprintln(b.stdout)
 	var ms []measurement
@@ -210,6 +228,16 @@ func (b *bench) run(ctx context.Context) error {
 		return fmt.Errorf("%d of %d runs failed (see above)", n, len(ms))
 	}
 	return nil
+}
+
+// anyTLS reports whether a requested protocol runs over TLS, and so needs the run's certificate.
+func (o options) anyTLS() bool {
+	for _, p := range o.protocols {
+		if protocolSpecs[p].tls {
+			return true
+		}
+	}
+	return false
 }
 
 func countFailed(ms []measurement) int {

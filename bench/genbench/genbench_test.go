@@ -23,6 +23,7 @@ func TestFlags(t *testing.T) {
 	}{
 		{"defaults", nil, ""},
 		{"h2c and h2load", []string{"--protocols", "grpc,h2c", "--tools", "h2load"}, ""},
+		{"TLS rows", []string{"--protocols", "grpc-tls,https,h2", "--tools", "h2load,wrk"}, ""},
 		{"memory mode", []string{"--memory-requests", "10000000"}, ""},
 		{"short duration", []string{"--duration", "1s"}, "--duration"},
 		{"same cores", []string{"--server-core", "1", "--client-core", "1"}, "two different CPUs"},
@@ -80,6 +81,10 @@ func TestPlan(t *testing.T) {
 		"grpc": {"protobench", "protobench-lib", "ghz", "h2load", "k6"},
 		"http": {"protobench", "h2load", "k6", "wrk"},
 		"h2c":  {"protobench", "h2load"},
+		// Over TLS our generator is on the libraries already: no protobench-lib row.
+		"grpc-tls": {"protobench", "ghz", "h2load", "k6"},
+		"https":    {"protobench", "h2load", "k6", "wrk"},
+		"h2":       {"protobench", "h2load"},
 		// connect-go: h2load sends Connect's unary calls too; ghz and k6 speak its gRPC only.
 		"connect":      {"protobench", "h2load"},
 		"connect-h2c":  {"protobench", "h2load"},
@@ -92,7 +97,7 @@ func TestPlan(t *testing.T) {
 			t.Errorf("%s: generators %v, want %v", p, got, want[p])
 		}
 	}
-	topology := map[string][2]int{"grpc": {4, 16}, "http": {64, 1}, "h2c": {4, 16}, "connect": {64, 1}, "connect-h2c": {4, 16}, "connect-grpc": {4, 16}, "netrpc": {4, 16}, "zmq": {4, 16}}
+	topology := map[string][2]int{"grpc": {4, 16}, "http": {64, 1}, "h2c": {4, 16}, "grpc-tls": {4, 16}, "https": {64, 1}, "h2": {4, 16}, "connect": {64, 1}, "connect-h2c": {4, 16}, "connect-grpc": {4, 16}, "netrpc": {4, 16}, "zmq": {4, 16}}
 	for p, tc := range topology {
 		inv := o.invocation(p, "127.0.0.1:1", time.Second, "/raw", "x")
 		if inv.Connections != tc[0] || inv.Concurrency != tc[1] || inv.Connections*inv.Concurrency != o.inflight {
@@ -203,6 +208,14 @@ func TestReportTable(t *testing.T) {
 		{protocol: "grpc", tool: "ghz", err: errors.New("boom")},
 		{protocol: "h2c", tool: "protobench", rps: 40000, serverCPU: 90, clientCPU: 50, serverUS: 22.5, clientUS: 12.5, p50ms: 1.5, p99ms: 3},
 		{protocol: "h2c", tool: "h2load", rps: 42000, serverCPU: 97, clientCPU: 35, serverUS: 23.1, clientUS: 8.3, p50ms: 1.4, p99ms: 2.9, errors: 3},
+		{protocol: "grpc-tls", tool: "protobench", rps: 30000, serverCPU: 99, clientCPU: 95, serverUS: 33, clientUS: 31.7, p50ms: 2.1, p99ms: 4.2,
+			tls: "TLS 1.3 TLS_AES_128_GCM_SHA256 X25519 h2"},
+		{protocol: "grpc-tls", tool: "h2load", rps: 33000, serverCPU: 99, clientCPU: 45, serverUS: 30, clientUS: 13.6, p50ms: 1.9, p99ms: 3.8,
+			tls: "TLS 1.3 TLS_AES_128_GCM_SHA256 X25519 h2"},
+		{protocol: "https", tool: "protobench", rps: 20000, serverCPU: 99, clientCPU: 80, serverUS: 49.5, clientUS: 40, p50ms: 3, p99ms: 6,
+			tls: "TLS 1.3 TLS_AES_128_GCM_SHA256 X25519 http/1.1"},
+		{protocol: "https", tool: "wrk", rps: 20500, serverCPU: 99, clientCPU: 60, serverUS: 48.3, clientUS: 29.3, p50ms: 3, p99ms: 6.1,
+			tls: "TLS 1.3 TLS_AES_128_GCM_SHA256 X25519 no ALPN"},
 	}
 	var got bytes.Buffer
 	report(&got, ms)

@@ -2,11 +2,14 @@ package genbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/protobench/protobench/internal/record"
 )
 
 // measurement is one generator's measured run.
@@ -22,6 +25,7 @@ type measurement struct {
 	clientOther  float64 // the same on the generator's core, beside the generator
 	p50ms, p99ms float64
 	errors       int64
+	tls          string // on a TLS row: what the server negotiated with the generator (negotiated)
 	err          error
 	repeats      int
 }
@@ -38,7 +42,7 @@ func (b *bench) measure(ctx context.Context, protocol, gen string) measurement {
 	defer srv.stop()
 	fmt.Fprintf(b.stderr, "running %s against the %s server ...\n", gen, protocol)
 	if b.o.warmup > 0 {
-		if _, err := b.runGenerator(ctx, protocol, gen, srv, b.o.warmup, "warmup", nil); err != nil {
+		if _, err := b.runBounded(ctx, protocol, gen, srv, b.o.warmup, "warmup", nil); err != nil {
 			m.err = fmt.Errorf("warm-up: %w", err)
 			return m
 		}
@@ -63,7 +67,7 @@ func (b *bench) measure(ctx context.Context, protocol, gen string) measurement {
 		time.Sleep(b.o.duration - 1500*time.Millisecond)
 		samples <- sample(pid)
 	}()
-	rec, err := b.runGenerator(ctx, protocol, gen, srv, b.o.duration, "run", func(pid int) { pids <- pid })
+	rec, err := b.runBounded(ctx, protocol, gen, srv, b.o.duration, "run", func(pid int) { pids <- pid })
 	if err != nil && len(pids) == 0 {
 		pids <- 0 // the generator never started; let the sampler finish
 	}
@@ -73,6 +77,18 @@ func (b *bench) measure(ctx context.Context, protocol, gen string) measurement {
 		return m
 	}
 	m.rps, m.p50ms, m.p99ms, m.errors = rec.ThroughputRPS, rec.LatencyMs.P50, rec.LatencyMs.P99, rec.Errors
+	if spec := protocolSpecs[protocol]; spec.tls {
+		// The server's own count of what it negotiated, warm-up and run together: a fresh server
+		// has met this generator only.
+		hs, err := readHandshakes(ctx, srv.metrics)
+		if err == nil {
+			m.tls, err = negotiated(hs, spec.alpn())
+		}
+		if err != nil {
+			m.err = fmt.Errorf("TLS: %w", err)
+			return m
+		}
+	}
 	if span := s1.at.Sub(s0.at).Seconds(); span > 0 {
 		m.serverCPU = 100 * (s1.server - s0.server) / span
 		m.clientCPU = 100 * (s1.generator - s0.generator) / span
@@ -87,6 +103,24 @@ func (b *bench) measure(ctx context.Context, protocol, gen string) measurement {
 	}
 	return m
 }
+
+// runBounded is runGenerator with a deadline: a generator still running runOverrun(d) after its
+// run should have ended is killed, and its run fails, instead of holding up every run after it.
+// h2load 1.52 once kept a 1 s HTTPS/1.1 warm-up going for 18 minutes (docs/generator.md).
+func (b *bench) runBounded(ctx context.Context, protocol, gen string, srv *server, d time.Duration, phase string, onStart func(pid int)) (record.Record, error) {
+	limit := d + runOverrun(d)
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	rec, err := b.runGenerator(ctx, protocol, gen, srv, d, phase, onStart)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("killed after %s, for a %s run: %w", limit, d, err)
+	}
+	return rec, err
+}
+
+// runOverrun is how long a generator may take beyond its run's duration: start-up (k6 compiles
+// its script), connecting, and writing its results.
+func runOverrun(d time.Duration) time.Duration { return max(15*time.Second, d) }
 
 // cpuSeconds is a process's user+system CPU time from /proc/<pid>/stat.
 func cpuSeconds(pid int) (float64, error) {

@@ -1,11 +1,13 @@
 package genbench
 
 import (
+	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/protobench/protobench/internal/contract"
 	"github.com/protobench/protobench/internal/targets"
+	"github.com/protobench/protobench/internal/tlscert"
 	"github.com/protobench/protobench/internal/tool"
 	// Every generator but protobench's own library row is a tool adapter.
 	_ "github.com/protobench/protobench/internal/tool/all"
@@ -51,6 +53,10 @@ type protocolSpec struct {
 	httpVersion string // over HTTP only: 1.1 or 2 (h2c)
 	encoding    string // over HTTP only: json (the default) or protobuf
 	extra       func(ports []int) []string
+	// tls serves the row over TLS with the bench run's certificate (tls.go): every generator
+	// trusts its CA, or skips verification where it has no CA option (h2load, wrk), and must
+	// negotiate the row's ALPN protocol (alpn).
+	tls bool
 	// libClient selects protobench's client built on the protocol's own library instead of
 	// its event-loop client (the protobench-lib row); empty when there is no such choice.
 	libClient []string
@@ -60,6 +66,12 @@ var protocolSpecs = map[string]protocolSpec{
 	"grpc": {server: "grpc", scheme: targets.GRPC, libClient: []string{"--grpc-client", "grpc-go"}},
 	"http": {server: "rest", scheme: targets.HTTP, httpVersion: targets.HTTP1},
 	"h2c":  {server: "rest", scheme: targets.HTTP, httpVersion: targets.HTTP2},
+	// The same servers over TLS: gRPC (ALPN h2), REST over HTTPS/1.1 (http/1.1) and HTTPS/2 (h2,
+	// as ALPN names HTTP/2 over TLS). Over TLS our generator runs each protocol's library path
+	// (docs/tls.md), so there is no separate library row.
+	"grpc-tls": {server: "grpc", scheme: targets.GRPC, tls: true, extra: serverTLSFlags("grpc")},
+	"https":    {server: "rest", scheme: targets.HTTP, httpVersion: targets.HTTP1, tls: true, extra: serverTLSFlags("rest")},
+	"h2":       {server: "rest", scheme: targets.HTTP, httpVersion: targets.HTTP2, tls: true, extra: serverTLSFlags("rest")},
 	// connect-go's server in its three wires: Connect over HTTP/1.1 and h2c (protobuf bodies, its
 	// default), and gRPC, where our gRPC driver, ghz, h2load and k6 all run.
 	"connect":      {server: "connect", scheme: targets.Connect, httpVersion: targets.HTTP1, encoding: targets.EncodingProtobuf},
@@ -73,7 +85,7 @@ var protocolSpecs = map[string]protocolSpec{
 }
 
 // protocolNames is the protocols' order in the table.
-var protocolNames = []string{"grpc", "http", "h2c", "connect", "connect-h2c", "connect-grpc", "netrpc", "zmq"}
+var protocolNames = []string{"grpc", "http", "h2c", "grpc-tls", "https", "h2", "connect", "connect-h2c", "connect-grpc", "netrpc", "zmq"}
 
 // invocation is the step every generator runs against protocol's server at addr: GetUser,
 // closed loop, the same requests in flight for all. A protocol that multiplexes spreads them
@@ -96,13 +108,22 @@ func (o options) invocation(protocol, addr string, d time.Duration, rawDir, pref
 		}
 	}
 	inv.Connections, inv.Concurrency = conns, conc
+	if spec.tls {
+		// The certificate names localhost; the generators that verify it (ours, ghz, k6) check
+		// that name.
+		inv.CAFile, inv.ServerName = filepath.Join(tlsDir(), tlscert.CAFile), "localhost"
+	}
 	return inv
 }
 
 // generatorsFor lists, in table order, the requested generators that can run protocol's step:
-// the adapters' Check decides, so a new tool joins every protocol it speaks.
+// the adapters' Check decides, so a new tool joins every protocol it speaks. Over TLS, the
+// adapter must declare TLS (Capabilities.TLS), as a scenario's TLS step asks; Check sees the step
+// without its CA, which is made only when the bench runs.
 func (o options) generatorsFor(protocol string) []string {
 	inv := o.invocation(protocol, "127.0.0.1:1", o.duration, "", "plan")
+	overTLS := inv.CAFile != ""
+	inv.CAFile, inv.ServerName = "", ""
 	var out []string
 	for _, name := range generatorNames {
 		g := generators[name]
@@ -110,6 +131,7 @@ func (o options) generatorsFor(protocol string) []string {
 		switch {
 		case !ok || !slices.Contains(o.tools, name):
 		case g.libClient && protocolSpecs[protocol].libClient == nil:
+		case overTLS && !a.Capabilities().TLS:
 		case a.Check(inv) != nil:
 		default:
 			out = append(out, name)
