@@ -58,9 +58,9 @@ func (m *Measurer) WaitSeen(ctx context.Context, containerID, service string, r 
 		m.Log("warning: no container ID for %s: its CPU may be missing from the first seconds", service)
 		seen <- nil
 	case r.Warmup >= overlapSeenWarmup:
-		go func() { seen <- m.Meter.WaitSeen(ctx, containerID, containerSeenTimeout) }()
+		go func() { seen <- m.Meter.WaitSeen(ctx, containerID, service, containerSeenTimeout) }()
 	default:
-		seen <- m.Meter.WaitSeen(ctx, containerID, containerSeenTimeout)
+		seen <- m.Meter.WaitSeen(ctx, containerID, service, containerSeenTimeout)
 	}
 	return func() {
 		if err := <-seen; err != nil {

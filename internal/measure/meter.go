@@ -20,8 +20,9 @@ import (
 // Meter reads what Prometheus holds of a run's containers and of the host's cores.
 type Meter interface {
 	// WaitSeen waits until the container's CPU series is in Prometheus, so the measured window
-	// is covered from its first second.
-	WaitSeen(ctx context.Context, containerID string, timeout time.Duration) error
+	// is covered from its first second, and, for one of our servers (which all serve their own
+	// metrics), until Prometheus scrapes the server itself.
+	WaitSeen(ctx context.Context, containerID, service string, timeout time.Duration) error
 	// WaitCovered waits until the service's samples up to end are stored.
 	WaitCovered(ctx context.Context, service string, end time.Time, timeout time.Duration) error
 	// Usage reads what cAdvisor saw of a run's service over a window.
@@ -51,14 +52,30 @@ func NewProm(c *prom.Client, project, runID string) Prom {
 	return Prom{c: c, project: project, runID: runID}
 }
 
-func (m Prom) WaitSeen(ctx context.Context, containerID string, timeout time.Duration) error {
+func (m Prom) WaitSeen(ctx context.Context, containerID, service string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	expr := fmt.Sprintf(`count(container_cpu_usage_seconds_total{id=~".*%s.*"})`, containerID)
 	if err := m.c.WaitUntil(ctx, expr, 250*time.Millisecond, func(v float64) bool { return v > 0 }); err != nil {
 		return fmt.Errorf("cAdvisor did not report container %.12s within %s", containerID, timeout)
 	}
+	if _, ours := targets.Lookup(service); !ours {
+		return nil // a custom target may serve no metrics of its own
+	}
+	// A swarm's Prometheus finds a new server task by service discovery every few seconds; a
+	// short run on a busy host could end before its first scrape, and the record would then
+	// lack the server's own figures (GOMAXPROCS, TLS handshakes).
+	expr = fmt.Sprintf(`count(up{%s} == 1)`, serverSelector(service))
+	if err := m.c.WaitUntil(ctx, expr, 250*time.Millisecond, func(v float64) bool { return v > 0 }); err != nil {
+		return fmt.Errorf("Prometheus did not scrape %s's own metrics within %s: its GOMAXPROCS and TLS figures may be missing", service, timeout)
+	}
 	return nil
+}
+
+// serverSelector picks a server's own series: the servers job labels them with the service's
+// name as target, under compose (from the address) and on a swarm (from the task's labels).
+func serverSelector(service string) string {
+	return fmt.Sprintf(`job="servers",target=%q`, service)
 }
 
 // WaitCovered waits until cAdvisor's newest CPU sample of the service, as stored in Prometheus,
@@ -106,8 +123,8 @@ func (m Prom) ServicesCPU(ctx context.Context, services []string, start, end tim
 // target:metrics-port): the negotiated state with the most handshakes, the handshake rate over
 // the window, and the sampled CPU per handshake.
 func (m Prom) TLS(ctx context.Context, target string, start, end time.Time) (*record.TLSState, error) {
-	t, _ := targets.Lookup(target)
-	inst := fmt.Sprintf(`instance=%q`, fmt.Sprintf("%s:%d", t.Name, t.MetricsPort))
+	// By target, not instance: a swarm's instance is the task's address.
+	inst := serverSelector(target)
 	sum := func(expr string, at time.Time) (float64, error) {
 		s, err := m.c.Query(ctx, expr, at)
 		if err != nil || len(s) == 0 {
@@ -152,7 +169,7 @@ func (m Prom) TLS(ctx context.Context, target string, start, end time.Time) (*re
 // are empty, and it knows neither the cores nor the TLS state.
 type None struct{}
 
-func (None) WaitSeen(context.Context, string, time.Duration) error { return nil }
+func (None) WaitSeen(context.Context, string, string, time.Duration) error { return nil }
 func (None) WaitCovered(context.Context, string, time.Time, time.Duration) error {
 	return nil
 }
