@@ -182,8 +182,8 @@ func (s *Swarm) Up(ctx context.Context, env map[string]string, services ...strin
 
 // shareCertificates makes each file of a TLS run's certificate folder a swarm config (removed
 // with the project's other objects), so that servers and tools on any node read them at
-// targets.TLSMount as under compose. A config, not a secret: the key is a throw-away made for
-// this results folder, and only a config can be placed at any path of the container.
+// targets.TLSMount as under compose. A config, as Prometheus' configuration is, not a secret:
+// the key is a throw-away made for this results folder.
 func (s *Swarm) shareCertificates(ctx context.Context) error {
 	if s.tlsDir == "" || len(s.tlsConfigs) > 0 {
 		return nil
