@@ -72,8 +72,11 @@ type swarmServer struct {
 
 // runPlacement is where the current run's server and tool ran.
 type runPlacement struct {
-	server     string
-	clients    []string
+	server  string
+	clients []string
+	// partNodes are the client nodes of a split step's parts, in part order (part k ran on
+	// partNodes[k-1]); nil when the tool ran as one job.
+	partNodes  []string
 	notes      []string
 	gomaxprocs int // what the server's GOMAXPROCS was set to; 0 when it was not
 }

@@ -50,11 +50,15 @@ func TestSwarmAnnotate(t *testing.T) {
 		t.Errorf("single node: %+v", rec)
 	}
 	s = &Swarm{place: placement{}}
-	s.last = runPlacement{server: "alpha", clients: []string{"beta", "gamma"}, notes: []string{"load split among 2 client nodes, histograms merged"}}
-	rec = record.Record{}
+	s.last = runPlacement{server: "alpha", clients: []string{"beta", "gamma"}, partNodes: []string{"gamma", "beta"},
+		notes: []string{"load split among 2 client nodes, histograms merged"}}
+	rec = record.Record{ClientParts: []record.ClientPart{{Part: 1, Requests: 10}, {Part: 2, Requests: 20}}}
 	s.Annotate(&rec)
 	if rec.Placement != "server=alpha client=beta,gamma" || rec.HasFlag(record.FlagSharedCores) || len(rec.Notes) != 2 {
 		t.Errorf("two nodes: %+v", rec)
+	}
+	if rec.ClientParts[0].Node != "gamma" || rec.ClientParts[1].Node != "beta" || rec.ClientParts[1].Requests != 20 {
+		t.Errorf("each part's node (part 1 on gamma, part 2 on beta): %+v", rec.ClientParts)
 	}
 	if s.last.server != "" {
 		t.Error("the placement is not reset for the next run")

@@ -29,6 +29,11 @@ func (s *Swarm) Annotate(rec *record.Record) {
 	for _, n := range last.notes {
 		rec.Notes = appendNote(rec.Notes, n)
 	}
+	for i, p := range rec.ClientParts {
+		if p.Part >= 1 && p.Part <= len(last.partNodes) {
+			rec.ClientParts[i].Node = last.partNodes[p.Part-1]
+		}
+	}
 	rec.ServerGOMAXPROCSSet = last.gomaxprocs
 }
 

@@ -42,6 +42,13 @@ func (s *Swarm) Run(ctx context.Context, o OneOff) ([]byte, []byte, int, error) 
 		var files map[string][]byte
 		var hosts []string
 		stdout, stderr, code, files, hosts = s.gather(res, o.Window)
+		var partNodes []string
+		if merge != nil {
+			// Job k ran part k+1: toolJobs keeps Split's order.
+			for _, r := range res {
+				partNodes = append(partNodes, s.place.hostname(r.Task.NodeID))
+			}
+		}
 		if err := errors.Join(errs...); err != nil {
 			code = -1
 			return err
@@ -63,6 +70,7 @@ func (s *Swarm) Run(ctx context.Context, o OneOff) ([]byte, []byte, int, error) 
 		sort.Strings(hosts)
 		s.mu.Lock()
 		s.last.clients = hosts
+		s.last.partNodes = partNodes
 		s.last.notes = append(s.last.notes, notes...)
 		s.mu.Unlock()
 		return nil

@@ -32,17 +32,19 @@ type MergeInfo struct {
 
 // PartSummary is one part's own figures, kept beside the merged ones.
 type PartSummary struct {
-	Part             string   `json:"part"` // its "part" label, or its position from 1
-	Connections      int      `json:"connections"`
-	Concurrency      int      `json:"concurrency"`
-	Rate             float64  `json:"rate,omitempty"`
-	Requests         int64    `json:"requests"`
-	Errors           int64    `json:"errors"`
-	ThroughputRPS    float64  `json:"throughput_rps"`
-	DurationS        float64  `json:"duration_s"`
-	StartUnix        float64  `json:"start_unix"`
-	EndUnix          float64  `json:"end_unix"`
-	LatencyP99Ms     float64  `json:"latency_p99_ms"`
+	Part          string  `json:"part"` // its "part" label, or its position from 1
+	Connections   int     `json:"connections"`
+	Concurrency   int     `json:"concurrency"`
+	Rate          float64 `json:"rate,omitempty"`
+	Requests      int64   `json:"requests"`
+	Errors        int64   `json:"errors"`
+	ThroughputRPS float64 `json:"throughput_rps"`
+	DurationS     float64 `json:"duration_s"`
+	StartUnix     float64 `json:"start_unix"`
+	EndUnix       float64 `json:"end_unix"`
+	LatencyP99Ms  float64 `json:"latency_p99_ms"`
+	// LatencyCount is how many latencies the part's histogram held when it was merged.
+	LatencyCount     int64    `json:"latency_count"`
 	ClientCPUSeconds float64  `json:"client_cpu_seconds"`
 	ClientGOMAXPROCS int      `json:"client_gomaxprocs"`
 	Error            string   `json:"error,omitempty"`
@@ -89,16 +91,19 @@ func Merge(parts []*Result) (*Result, error) {
 
 	lat, svc, lag := NewHistogram(), NewHistogram(), NewHistogram()
 	haveLag := false
+	latCounts := make([]int64, len(parts))
 	for i, p := range parts {
-		if err := mergeInto(lat, p.latency, p.Histograms.Latency, p.Requests, i+1, "latency"); err != nil {
+		n, err := mergeInto(lat, p.latency, p.Histograms.Latency, p.Requests, i+1, "latency")
+		if err != nil {
 			return nil, err
 		}
-		if err := mergeInto(svc, p.service, p.Histograms.ServiceTime, p.Requests, i+1, "service_time"); err != nil {
+		latCounts[i] = n
+		if _, err := mergeInto(svc, p.service, p.Histograms.ServiceTime, p.Requests, i+1, "service_time"); err != nil {
 			return nil, err
 		}
 		if p.Histograms.SchedulerLag != "" {
 			haveLag = true
-			if err := mergeInto(lag, nil, p.Histograms.SchedulerLag, p.Requests, i+1, "scheduler_lag"); err != nil {
+			if _, err := mergeInto(lag, nil, p.Histograms.SchedulerLag, p.Requests, i+1, "scheduler_lag"); err != nil {
 				return nil, err
 			}
 		}
@@ -167,7 +172,7 @@ func Merge(parts []*Result) (*Result, error) {
 		info.Parts = append(info.Parts, PartSummary{
 			Part: name, Connections: p.Connections, Concurrency: p.Concurrency, Rate: p.Rate,
 			Requests: p.Requests, Errors: p.Errors, ThroughputRPS: p.ThroughputRPS, DurationS: p.DurationS,
-			StartUnix: p.StartUnix, EndUnix: p.EndUnix, LatencyP99Ms: p.LatencyMs.P99,
+			StartUnix: p.StartUnix, EndUnix: p.EndUnix, LatencyP99Ms: p.LatencyMs.P99, LatencyCount: latCounts[i],
 			ClientCPUSeconds: p.ClientCPUSeconds, ClientGOMAXPROCS: p.ClientGOMAXPROCS,
 			Error: p.Error, Args: p.Args,
 		})
@@ -197,6 +202,7 @@ func Merge(parts []*Result) (*Result, error) {
 
 	r.latency, r.service = lat, svc
 	r.LatencyMs = Summary(lat)
+	r.LatencyCount = lat.TotalCount()
 	st := Summary(svc)
 	r.ServiceTimeMs = &st
 	r.LatencySpectrum = Spectrum(lat)
@@ -296,24 +302,24 @@ func sameStep(a, b *Result, k int) error {
 
 // mergeInto adds one part's histogram to dst: the in-process one when there is one, else the
 // exported encoding. An empty encoding is an empty histogram only for a part that completed no
-// request.
-func mergeInto(dst, h *hdr.Histogram, encoded string, requests int64, k int, name string) error {
+// request. It returns how many values the part's histogram held.
+func mergeInto(dst, h *hdr.Histogram, encoded string, requests int64, k int, name string) (int64, error) {
 	if h == nil && encoded != "" {
 		var err error
 		if h, err = DecodeHistogram(encoded); err != nil {
-			return fmt.Errorf("merge: part %d: histograms.%s: %v", k, name, err)
+			return 0, fmt.Errorf("merge: part %d: histograms.%s: %v", k, name, err)
 		}
 	}
 	if h == nil {
 		if requests > 0 {
-			return fmt.Errorf("merge: part %d completed %d requests but carries no %s histogram, so its percentiles cannot be merged", k, requests, name)
+			return 0, fmt.Errorf("merge: part %d completed %d requests but carries no %s histogram, so its percentiles cannot be merged", k, requests, name)
 		}
-		return nil
+		return 0, nil
 	}
 	if dropped := dst.Merge(h); dropped > 0 {
-		return fmt.Errorf("merge: part %d: %d %s values fell outside the histogram's range", k, dropped, name)
+		return 0, fmt.Errorf("merge: part %d: %d %s values fell outside the histogram's range", k, dropped, name)
 	}
-	return nil
+	return h.TotalCount(), nil
 }
 
 // windows lists the parts' measured windows, leaving out the empty windows of parts that never

@@ -169,6 +169,8 @@ func TestMergeSumsAndWindow(t *testing.T) {
 		{"labels", m.Labels, map[string]string{"scenario": "s", "step": "getuser"}},
 		{"flags", m.Flags, []string{}},
 		{"latency count", m.LatencyHistogram().TotalCount(), int64(800)},
+		{"latency_count", m.LatencyCount, int64(800)},
+		{"parts' latency_count", []int64{m.Parts.Parts[0].LatencyCount, m.Parts.Parts[1].LatencyCount}, []int64{500, 300}},
 	}
 	for _, c := range checks {
 		if !reflect.DeepEqual(c.got, c.want) {

@@ -179,6 +179,7 @@ func (e *engine) result(c *collector) (*Result, error) {
 	r.latency, r.service = lat, svc
 	r.Workers = e.goroutines
 	r.LatencyMs = Summary(lat)
+	r.LatencyCount = lat.TotalCount()
 	st := Summary(svc)
 	r.ServiceTimeMs = &st
 	r.LatencySpectrum = Spectrum(lat)

@@ -4,6 +4,8 @@
 // results writer can all share it without importing each other.
 package record
 
+import "fmt"
+
 // Validity flags a step can carry. They say why a number should not be trusted as it stands.
 const (
 	FlagClientBound = "client-bound" // the load generator's container was near its CPU cap
@@ -94,6 +96,17 @@ type Record struct {
 	// (corrected for coordinated omission). ServiceTimeMs counts from the actual send.
 	LatencyMs     Latency  `json:"latency_ms"`
 	ServiceTimeMs *Latency `json:"service_time_ms,omitempty"`
+	// LatencyCount is how many latencies the histogram behind LatencyMs holds: every request
+	// that completed and, in the open model, every incomplete one. Only a tool that keeps a
+	// full histogram sets it (our generator); tools that report percentiles leave it 0. For a
+	// step several load generators shared (ClientParts) it is the merged histogram's count,
+	// the parts' counts added up.
+	LatencyCount int64 `json:"latency_count,omitempty"`
+	// ClientParts is set when several load generators, each on a client node of its own,
+	// shared the step (tool.Split): what each measured by itself. The record's own figures are
+	// the whole step's: its latencies come from the parts' histograms merged, never from
+	// averaged percentiles.
+	ClientParts []ClientPart `json:"client_parts,omitempty"`
 
 	ServerCPUSeconds       float64 `json:"server_cpu_seconds"`
 	ServerCPUPercentOfCap  float64 `json:"server_cpu_percent_of_cap"`
@@ -142,6 +155,36 @@ type Record struct {
 
 	StartUnix float64 `json:"start_unix"` // measurement window, for Prometheus queries and Grafana links
 	EndUnix   float64 `json:"end_unix"`
+}
+
+// ClientPart is one of the load generators that shared a step: its part of the load (tool.Split
+// numbers the parts from 1), the client node it ran on, and its own figures.
+type ClientPart struct {
+	Part int `json:"part"`
+	// Node is the hostname of the client node the part ran on, when the engine knows it.
+	Node        string `json:"node,omitempty"`
+	Connections int    `json:"connections"`
+	Concurrency int    `json:"concurrency"`
+	// Rate is the part's share of the open model's rate (0 when closed).
+	Rate          float64 `json:"rate,omitempty"`
+	Requests      int64   `json:"requests"`
+	Errors        int64   `json:"errors"`
+	ThroughputRPS float64 `json:"throughput_rps"`
+	DurationS     float64 `json:"duration_s"`
+	LatencyP99Ms  float64 `json:"latency_p99_ms"`
+	// LatencyCount is how many latencies the part's own histogram holds; the parts' counts
+	// add up to the record's LatencyCount, the merged histogram's.
+	LatencyCount int64  `json:"latency_count"`
+	Error        string `json:"error,omitempty"`
+}
+
+// String is the part in a few words, as results.csv shows it.
+func (p ClientPart) String() string {
+	node := p.Node
+	if node == "" {
+		node = "?"
+	}
+	return fmt.Sprintf("part %d on %s: %d requests, %d latencies, %g req/s", p.Part, node, p.Requests, p.LatencyCount, p.ThroughputRPS)
 }
 
 // CoreTime is how a set of cores spent a window, each mode as a percentage of their time

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -178,10 +179,12 @@ type rawResult struct {
 // readDetail looks through a record's raw files for per-second figures and a spectrum: the
 // load generator's timeline (raw/<run>.timeseries.json, record.Timeseries) first, else the
 // "series" of its result file. Files that hold neither (a tool's stdout, another tool's JSON)
-// are skipped, not errors.
+// are skipped, not errors. For a step several generators shared, the merged files come before
+// the parts' own (raw/<run>.part<k>.*), which would show one part's share of the load.
 func readDetail(dir string, r record.Record) RunDetail {
 	var d RunDetail
-	for _, name := range r.RawFiles {
+	names := wholeFirst(r.RawFiles)
+	for _, name := range names {
 		if !strings.HasSuffix(name, ".timeseries.json") || strings.Contains(filepath.Base(name), ".warmup") {
 			continue
 		}
@@ -201,7 +204,7 @@ func readDetail(dir string, r record.Record) RunDetail {
 		d.SecondsFrom = name
 		break
 	}
-	for _, name := range r.RawFiles {
+	for _, name := range names {
 		if !strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".timeseries.json") || strings.Contains(filepath.Base(name), ".warmup") {
 			continue
 		}
@@ -226,6 +229,19 @@ func readDetail(dir string, r record.Record) RunDetail {
 		}
 	}
 	return d
+}
+
+// partFile matches the base name of a part's file of a step several generators shared
+// (tool.PartPrefix: <run>.part<k>.json, <run>.part<k>.timeseries.json).
+var partFile = regexp.MustCompile(`\.part[0-9]+\.`)
+
+// wholeFirst is names with the parts' files moved after the others, each group in its order.
+func wholeFirst(names []string) []string {
+	out := append([]string{}, names...)
+	sort.SliceStable(out, func(i, j int) bool {
+		return !partFile.MatchString(filepath.Base(out[i])) && partFile.MatchString(filepath.Base(out[j]))
+	})
+	return out
 }
 
 // Measured is the run's seconds inside the measured window, warm-up left out.

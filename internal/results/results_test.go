@@ -267,6 +267,10 @@ func TestWriteAll(t *testing.T) {
 	recs := testRecords(plan)
 	recs[0].ServiceTimeMs = &record.Latency{Mean: 1, P99: 2.5}
 	recs[1].Flags = []string{record.FlagClientBound}
+	// A step two client nodes shared: its parts and the merged histogram's count.
+	recs[2].LatencyCount = 300
+	recs[2].ClientParts = []record.ClientPart{{Part: 1, Node: "alpha", Requests: 100, LatencyCount: 100, ThroughputRPS: 20},
+		{Part: 2, Node: "beta", Requests: 200, LatencyCount: 200, ThroughputRPS: 40}}
 	dir := filepath.Join(t.TempDir(), "out")
 	run := map[string]any{"scenario_hash": plan.Scenario.Hash(), "cores": 2}
 	if err := WriteAll(dir, run, plan, recs); err != nil {
@@ -291,6 +295,9 @@ func TestWriteAll(t *testing.T) {
 	if !back[1].HasFlag(record.FlagClientBound) {
 		t.Errorf("runner flag lost: %v", back[1].Flags)
 	}
+	if !reflect.DeepEqual(back[2].ClientParts, recs[2].ClientParts) || back[2].LatencyCount != 300 {
+		t.Errorf("results.json round trip lost the parts: %+v, %d latencies", back[2].ClientParts, back[2].LatencyCount)
+	}
 
 	f, err := os.Open(filepath.Join(dir, CSVFile))
 	if err != nil {
@@ -309,7 +316,8 @@ func TestWriteAll(t *testing.T) {
 		col[h] = i
 	}
 	for _, h := range []string{"scenario", "step", "repeat", "target", "tool", "throughput_rps", "latency_ms.mean", "latency_ms.p99", "latency_ms.p999",
-		"service_time_ms.p99", "server_cpu_seconds", "server_cpu_percent_of_cap", "server_mem_max_bytes", "cpu_us_per_request", "server_cores.softirq_percent", "client_cores.idle_percent", "flags"} {
+		"service_time_ms.p99", "server_cpu_seconds", "server_cpu_percent_of_cap", "server_mem_max_bytes", "cpu_us_per_request", "server_cores.softirq_percent", "client_cores.idle_percent", "flags",
+		"latency_count", "client_parts"} {
 		if _, ok := col[h]; !ok {
 			t.Errorf("CSV lacks column %s (has %v)", h, rows[0])
 		}
@@ -322,6 +330,9 @@ func TestWriteAll(t *testing.T) {
 	}
 	if got := rows[1][col["throughput_rps"]]; got != "100" {
 		t.Errorf("throughput_rps = %q", got)
+	}
+	if got, want := rows[3][col["client_parts"]], "part 1 on alpha: 100 requests, 100 latencies, 20 req/s;part 2 on beta: 200 requests, 200 latencies, 40 req/s"; got != want {
+		t.Errorf("client_parts = %q, want %q", got, want)
 	}
 
 	summary, _ := os.ReadFile(filepath.Join(dir, SummaryFile))

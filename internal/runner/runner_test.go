@@ -120,9 +120,14 @@ func TestEnvironmentsCarryCapsAndKnobs(t *testing.T) {
 
 func TestMergeMeasuredKeepsRunnerFlags(t *testing.T) {
 	rec := record.Record{Flags: []string{record.FlagThrottled}}
-	mergeMeasured(&rec, record.Record{Requests: 5, ThroughputRPS: 2.5, DurationS: 2, Flags: []string{record.FlagRateNotMet, record.FlagThrottled}})
+	parts := []record.ClientPart{{Part: 1, Requests: 3, LatencyCount: 3}, {Part: 2, Requests: 2, LatencyCount: 2}}
+	mergeMeasured(&rec, record.Record{Requests: 5, ThroughputRPS: 2.5, DurationS: 2, LatencyCount: 5, ClientParts: parts,
+		Flags: []string{record.FlagRateNotMet, record.FlagThrottled}})
 	if rec.Requests != 5 || rec.ThroughputRPS != 2.5 || rec.DurationS != 2 {
 		t.Fatalf("measured fields not copied: %+v", rec)
+	}
+	if rec.LatencyCount != 5 || !reflect.DeepEqual(rec.ClientParts, parts) {
+		t.Fatalf("the merged histogram's count and the parts not copied: %d, %+v", rec.LatencyCount, rec.ClientParts)
 	}
 	if !reflect.DeepEqual(rec.Flags, []string{record.FlagThrottled, record.FlagRateNotMet}) {
 		t.Fatalf("flags = %v", rec.Flags)

@@ -24,6 +24,8 @@ func mergeMeasured(rec *record.Record, m record.Record) {
 	rec.ThroughputRPS = m.ThroughputRPS
 	rec.LatencyMs = m.LatencyMs
 	rec.ServiceTimeMs = m.ServiceTimeMs
+	rec.LatencyCount = m.LatencyCount
+	rec.ClientParts = m.ClientParts
 	rec.Notes = append(rec.Notes, m.Notes...)
 	for _, f := range m.Flags {
 		rec.Flags = appendFlag(rec.Flags, f)

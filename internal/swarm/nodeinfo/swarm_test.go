@@ -21,9 +21,9 @@ import (
 
 	"github.com/protobench/protobench/internal/prom"
 	"github.com/protobench/protobench/internal/swarm/nodeinfo"
+	"github.com/protobench/protobench/internal/swarm/nodes"
 	"github.com/protobench/protobench/internal/swarm/promconfig"
 	"github.com/protobench/protobench/internal/swarm/swarmtest"
-	"github.com/protobench/protobench/internal/swarm/twonode"
 )
 
 // TestSwarmObservability sets up by hand, with the docker CLI, what a swarm run sets up (the
@@ -39,28 +39,29 @@ func TestSwarmObservability(t *testing.T) {
 	observe(t, d, layout{project: "pbtest-h3obs", nodes: map[string]string{sw.NodeID: hostname}, serverNode: sw.NodeID})
 }
 
-// TestSwarmObservabilityTwoNodes is the same with a second node (internal/swarm/twonode: a
-// dockerd in its own network namespace, joined over a veth pair) that runs the server: targets
-// on both nodes, each with its own node label, and both nodes in nodeinfo.
+// TestSwarmObservabilityTwoNodes is the same with a second node (internal/swarm/nodes: a
+// dockerd in its own network namespace, joined over a LAN of veth pairs) that runs the server:
+// targets on both nodes, each with its own node label, and both nodes in nodeinfo.
 func TestSwarmObservabilityTwoNodes(t *testing.T) {
 	docker := os.Getenv("PROTOBENCH_DOCKER")
 	if docker == "" {
 		docker = "docker"
 	}
 	requireImages(t, &dockerCLI{t: t, bin: docker})
-	// Names and veth addresses of its own, apart from twonode's and the e2e tests'.
-	c, sw := twonode.Use(t, twonode.Options{Docker: docker, Name: "pbh3obs", HostAddr: "10.77.0.9", NodeAddr: "10.77.0.10"})
+	// Names and a LAN of its own, apart from the nodes package's and the e2e tests'.
+	c, sw := nodes.Use(t, nodes.Options{Docker: docker, Name: "pbh3obs", HostAddr: "10.77.3.1"})
+	node := c.Nodes[0]
 	d := &dockerCLI{t: t, bin: sw.Docker}
 	// The deadline starts now: Use may have waited for other packages' swarm tests.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	start := time.Now()
-	if err := c.LoadImages(ctx, "protobench/cadvisor:latest", "protobench/node-exporter:latest", "protobench/protobench:latest"); err != nil {
+	if err := node.LoadImages(ctx, "protobench/cadvisor:latest", "protobench/node-exporter:latest", "protobench/protobench:latest"); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("images copied to %s in %s", c.Hostname, time.Since(start).Round(time.Second))
+	t.Logf("images copied to %s in %s", node.Hostname, time.Since(start).Round(time.Second))
 	hostname := d.must("info", "--format", "{{.Name}}")
-	observe(t, d, layout{project: "pbtest-h3two", nodes: map[string]string{sw.NodeID: hostname, c.NodeID: c.Hostname}, serverNode: c.NodeID})
+	observe(t, d, layout{project: "pbtest-h3two", nodes: map[string]string{sw.NodeID: hostname, node.NodeID: node.Hostname}, serverNode: node.NodeID})
 }
 
 var images = []string{"protobench/cadvisor:latest", "protobench/node-exporter:latest", "protobench/protobench:latest", "protobench/prometheus:latest"}

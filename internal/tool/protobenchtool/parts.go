@@ -39,7 +39,7 @@ func ParseParts(inv tool.Invocation, n int, raw tool.Raw) (record.Record, error)
 	if err != nil {
 		return record.Record{}, err
 	}
-	return res.Record, nil
+	return recordOf(res), nil
 }
 
 // MergeParts reads the n parts' result files from raw.Files and merges them.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -124,6 +125,7 @@ func TestSplitRunMerges(t *testing.T) {
 			if n := merged.LatencyHistogram().TotalCount(); n != countOf(t, a)+countOf(t, b) {
 				t.Errorf("merged histogram holds %d values", n)
 			}
+			checkClientParts(t, rec, merged, each)
 			// A percentile of all requests lies between the parts', give or take a rank:
 			// HdrHistogram's ranks are rounded, so the parts' can sum to one short of the merged
 			// one (loadgen.RankNeighbours; CI met ranks 1160 + 1551 against 2712 in a sparse
@@ -169,6 +171,9 @@ func TestSplitRunMerges(t *testing.T) {
 			if err != nil || single.Requests != rec.Requests || single.LatencyMs != rec.LatencyMs {
 				t.Errorf("the merged result file parses to %d requests %+v (%v), want %d %+v", single.Requests, single.LatencyMs, err, rec.Requests, rec.LatencyMs)
 			}
+			if !reflect.DeepEqual(single.ClientParts, rec.ClientParts) || single.LatencyCount != rec.LatencyCount {
+				t.Errorf("the merged result file parses to parts %+v (%d latencies), ParseParts to %+v (%d)", single.ClientParts, single.LatencyCount, rec.ClientParts, rec.LatencyCount)
+			}
 			ts, err := record.DecodeTimeseries(bytes.NewReader(files[TimeseriesFile(inv)]))
 			if err != nil {
 				t.Fatal(err)
@@ -190,6 +195,31 @@ func TestSplitRunMerges(t *testing.T) {
 				t.Errorf("merged timeline holds %d requests, the parts' %d", tsReqs, partReqs)
 			}
 		})
+	}
+}
+
+// checkClientParts checks that the merged record shows each part (its number, its own figures
+// and its histogram's count) and the merged histogram's count, the parts' added up.
+func checkClientParts(t *testing.T, rec record.Record, merged *loadgen.Result, each []*loadgen.Result) {
+	t.Helper()
+	if len(rec.ClientParts) != len(each) {
+		t.Fatalf("record shows %d parts, want %d: %+v", len(rec.ClientParts), len(each), rec.ClientParts)
+	}
+	var sum int64
+	for i, p := range rec.ClientParts {
+		want := each[i]
+		if p.Part != i+1 || p.Requests != want.Requests || p.Errors != want.Errors || p.ThroughputRPS != want.ThroughputRPS ||
+			p.Connections != want.Connections || p.Concurrency != want.Concurrency || p.LatencyP99Ms != want.LatencyMs.P99 {
+			t.Errorf("record's part %d %+v, the part's own result: %d requests, %d errors, %v req/s, %d×%d, p99 %v",
+				i+1, p, want.Requests, want.Errors, want.ThroughputRPS, want.Connections, want.Concurrency, want.LatencyMs.P99)
+		}
+		if n := countOf(t, want); p.LatencyCount != n || want.LatencyCount != n || n == 0 {
+			t.Errorf("part %d: the record says its histogram holds %d latencies, its result %d, its histogram %d", i+1, p.LatencyCount, want.LatencyCount, n)
+		}
+		sum += p.LatencyCount
+	}
+	if n := merged.LatencyHistogram().TotalCount(); rec.LatencyCount != n || n != sum {
+		t.Errorf("record's latency count %d, merged histogram's %d, the parts' sum %d", rec.LatencyCount, n, sum)
 	}
 }
 

@@ -197,7 +197,29 @@ func (Adapter) Parse(inv tool.Invocation, raw tool.Raw) (record.Record, error) {
 	if err != nil {
 		return record.Record{}, fmt.Errorf("%s: %v", name, err)
 	}
-	return res.Record, nil
+	return recordOf(res), nil
+}
+
+// recordOf is a result's record, with the parts of a merged result (its "parts") as the
+// record's ClientParts.
+func recordOf(res *loadgen.Result) record.Record {
+	rec := res.Record
+	rec.ClientParts = nil
+	if res.Parts == nil {
+		return rec
+	}
+	for i, p := range res.Parts.Parts {
+		n, err := strconv.Atoi(p.Part)
+		if err != nil {
+			n = i + 1
+		}
+		rec.ClientParts = append(rec.ClientParts, record.ClientPart{
+			Part: n, Connections: p.Connections, Concurrency: p.Concurrency, Rate: p.Rate,
+			Requests: p.Requests, Errors: p.Errors, ThroughputRPS: p.ThroughputRPS, DurationS: p.DurationS,
+			LatencyP99Ms: p.LatencyP99Ms, LatencyCount: p.LatencyCount, Error: p.Error,
+		})
+	}
+	return rec
 }
 
 // Decode reads a `protobench load` JSON result.

@@ -1,11 +1,10 @@
-package twonode
+package nodes
 
 import (
 	"bufio"
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,12 +13,19 @@ import (
 	"time"
 )
 
-// node runs the docker CLI against the second daemon.
-func (c *Cluster) node(ctx context.Context, args ...string) (string, error) {
-	return c.run(ctx, "docker on the second node", c.Env(), c.docker, args...)
+// docker runs the docker CLI against the node's daemon.
+func (n *Node) docker(ctx context.Context, args ...string) (string, error) {
+	return n.c.runAt(ctx, "docker on "+n.Hostname, n.Env(), n.DockerHost, n.c.docker, args...)
 }
 
-func (c *Cluster) run(ctx context.Context, step string, env []string, name string, args ...string) (string, error) {
+// run runs a command on the host (the docker CLI against the manager when name is docker).
+func (c *Cluster) run(ctx context.Context, step string, name string, args ...string) (string, error) {
+	return c.runAt(ctx, step, nil, "", name, args...)
+}
+
+// runAt runs a command with env (nil: the host's own), whose line in an error names dockerHost
+// when it is set.
+func (c *Cluster) runAt(ctx context.Context, step string, env []string, dockerHost, name string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
@@ -28,8 +34,8 @@ func (c *Cluster) run(ctx context.Context, step string, env []string, name strin
 	s := strings.TrimSpace(string(out))
 	if err != nil {
 		line := name + " " + strings.Join(args, " ")
-		if env != nil {
-			line = "DOCKER_HOST=" + c.DockerHost + " " + line
+		if dockerHost != "" {
+			line = "DOCKER_HOST=" + dockerHost + " " + line
 		}
 		return s, &StepError{Step: step, Cmd: line, Output: s, Err: err}
 	}
@@ -38,22 +44,8 @@ func (c *Cluster) run(ctx context.Context, step string, env []string, name strin
 
 func (c *Cluster) logf(format string, a ...any) {
 	if c.log != nil {
-		fmt.Fprintf(c.log, "twonode: "+format+"\n", a...)
+		fmt.Fprintf(c.log, "nodes: "+format+"\n", a...)
 	}
-}
-
-// addrOwner names the interface that holds the IPv4 address a, or "".
-func addrOwner(a string) string {
-	ifs, _ := net.Interfaces()
-	for _, i := range ifs {
-		addrs, _ := i.Addrs()
-		for _, x := range addrs {
-			if n, ok := x.(*net.IPNet); ok && n.IP.String() == a {
-				return i.Name
-			}
-		}
-	}
-	return ""
 }
 
 // mountsUnder lists the host's mount points at or below dir.

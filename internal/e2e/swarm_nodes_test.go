@@ -1,0 +1,260 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/protobench/protobench/internal/loadgen"
+	"github.com/protobench/protobench/internal/record"
+	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/swarm/nodes"
+	"github.com/protobench/protobench/internal/tool/protobenchtool"
+)
+
+// TestSwarmThreeNodes is the several-host layout on one machine: two dockerds, each in its own
+// network namespace with an image store of its own that starts empty, join this daemon's swarm
+// over a LAN of veth pairs (internal/swarm/nodes); node 2 is labelled protobench.role=server,
+// this node and node 3 client, and `protobench run --engine swarm` runs the main job's headline
+// and cross-check step (grpc-vs-rest --quick --only getuser: our generator and every tool the
+// cross-check lists). Every request crosses the overlay's VXLAN over the LAN, and the images
+// reach nodes 2 and 3 the way they reach other hosts, through the registry the run starts (its
+// image built by the run when missing).
+//
+// Our generator's steps are split across the two client nodes: each such record must show both
+// parts, each with its node and its own count, and the merged histogram's count must be the sum
+// of the parts' (in the record and in the raw result files). The other tools cannot split their
+// load and run on one client node. Every record must say where each side ran and have
+// throughput, and afterwards nothing of the project may be left. Where the machine refuses a
+// step of the set-up, the test skips with the command that failed and its output.
+func TestSwarmThreeNodes(t *testing.T) {
+	bin, root := requireE2E(t, "a gRPC step split across two client nodes of a three-node swarm (--engine swarm)")
+	docker := os.Getenv("PROTOBENCH_DOCKER")
+	if docker == "" {
+		docker = "docker"
+	}
+	// Names and a LAN apart from the nodes package's own test, which may run at once.
+	c, sw := nodes.Use(t, nodes.Options{Docker: docker, Name: "pbe2e", Nodes: 2, HostAddr: "10.77.2.1"})
+	server, client := c.Nodes[0], c.Nodes[1]
+	// About 4 minutes of work and the images' push and pull; the run first builds the
+	// protobench image when the tree changed since the last build, hence the margin.
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	defer cancel()
+	manager := dockerLines(t, docker, "node", "inspect", "--format", "{{.Description.Hostname}}", sw.NodeID)
+	for _, n := range c.Nodes {
+		if imgs, err := n.Docker(ctx, "images", "--quiet"); err != nil || imgs != "" {
+			t.Fatalf("%s's image store is not empty at the start: %q %v", n.Hostname, imgs, err)
+		}
+	}
+	for _, l := range []struct{ node, role string }{{server.NodeID, "server"}, {sw.NodeID, "client"}, {client.NodeID, "client"}} {
+		if err := c.Label(ctx, l.node, "protobench.role", l.role); err != nil {
+			t.Fatal(err)
+		}
+	}
+	project := fmt.Sprintf("pbtest-nodes-%d", os.Getpid())
+	t.Cleanup(func() { removeSwarmProject(t, docker, project) })
+
+	dir := t.TempDir()
+	out := filepath.Join(dir, "results")
+	cmd := exec.CommandContext(ctx, bin, "run", "grpc-vs-rest", "--quick", "--only", swarmOnly, "--engine", "swarm", "--project", project, "--out", out, "--docker", docker)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "PROTOBENCH_ROOT="+root)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	started := time.Now()
+	err := cmd.Run()
+	t.Logf("protobench run --engine swarm on three nodes (%s):\n%s", time.Since(started).Round(time.Second), buf.String())
+	if err != nil {
+		t.Errorf("protobench run --engine swarm: %v", err)
+	}
+	checkNothingLeft(t, docker, project)
+	// The server's and the tools' images reached the nodes, whose stores started empty, from
+	// the run's registry (the registry's references name the project).
+	for _, n := range c.Nodes {
+		imgs, err := n.Docker(ctx, "images", "--format", "{{.Repository}}:{{.Tag}}")
+		if err != nil || !strings.Contains(imgs, "/"+project+"/") {
+			t.Errorf("%s holds no image from the run's registry: %q %v", n.Hostname, imgs, err)
+		}
+		t.Logf("images on %s: %s", n.Hostname, strings.Join(strings.Fields(imgs), " "))
+	}
+
+	dirs, _ := filepath.Glob(filepath.Join(out, "*-grpc-vs-rest"))
+	if len(dirs) != 1 {
+		t.Fatalf("expected one results folder under %s, found %v", out, dirs)
+	}
+	recs, err := results.Load(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients := []string{manager, client.Hostname}
+	sort.Strings(clients)
+	split := 0
+	checkMainJobRecords(t, root, recs, func(name string, r record.Record) {
+		if r.Engine != "swarm" || !strings.HasPrefix(r.Placement, "server="+server.Hostname+" client=") {
+			t.Errorf("%s: engine %q, placement %q; want swarm, the server on %s", name, r.Engine, r.Placement, server.Hostname)
+		}
+		if r.HasFlag(record.FlagSharedCores) {
+			t.Errorf("%s: flags %v: shared-cores on a placement of server and clients apart", name, r.Flags)
+		}
+		if r.Tool == "protobench" {
+			split++
+			if want := fmt.Sprintf("server=%s client=%s", server.Hostname, strings.Join(clients, ",")); r.Placement != want {
+				t.Errorf("%s: placement %q, want %q (the load split across both client nodes)", name, r.Placement, want)
+			}
+			checkSplitRecord(t, dirs[0], name, r, clients)
+		} else {
+			node := strings.TrimPrefix(r.Placement, "server="+server.Hostname+" client=")
+			if node != clients[0] && node != clients[1] || !strings.Contains(strings.Join(r.Notes, " "), "ran on one of 2 client nodes") {
+				t.Errorf("%s: placement %q, notes %v: want one client node and the note that the tool could not split its load", name, r.Placement, r.Notes)
+			}
+		}
+		// The server's CPU comes from the cAdvisor task on node 2, scraped across the overlay
+		// by Prometheus on node 1 (checkMainJobRecords checks it is there).
+		t.Logf("%s on %s: %.0f req/s, server CPU %.2f s", name, r.Placement, r.ThroughputRPS, r.ServerCPUSeconds)
+	})
+	if split != 2 {
+		t.Errorf("%d records of our generator, want the headline's two (grpc and rest), each split", split)
+	}
+
+	var info struct {
+		Swarm *struct {
+			Nodes []struct {
+				Hostname string `json:"hostname"`
+			} `json:"nodes"`
+			Placement string `json:"placement"`
+		} `json:"swarm"`
+	}
+	b, err := os.ReadFile(filepath.Join(dirs[0], "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &info); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("servers=%s clients=%s", server.Hostname, strings.Join(clients, ","))
+	if info.Swarm == nil || len(info.Swarm.Nodes) != 3 || info.Swarm.Placement != want {
+		t.Errorf("run.json's swarm section lists %+v, want all three nodes and placement %q", info.Swarm, want)
+	}
+}
+
+// checkSplitRecord checks a record of a step our generator split across the client nodes: two
+// parts, one on each client node, each with requests and its own histogram's count; the
+// record's count (the merged histogram's) the parts' sum, as the raw result files say too.
+func checkSplitRecord(t *testing.T, dir, name string, r record.Record, clients []string) {
+	t.Helper()
+	if len(r.ClientParts) != 2 {
+		t.Errorf("%s: %d parts in the record, want 2: %+v", name, len(r.ClientParts), r.ClientParts)
+		return
+	}
+	var requests, count int64
+	var onNodes []string
+	for _, p := range r.ClientParts {
+		if p.Requests <= 0 || p.LatencyCount <= 0 || p.ThroughputRPS <= 0 || p.Error != "" {
+			t.Errorf("%s: part %d on %s measured %d requests, %d latencies, %.0f req/s (%s)", name, p.Part, p.Node, p.Requests, p.LatencyCount, p.ThroughputRPS, p.Error)
+		}
+		requests += p.Requests
+		count += p.LatencyCount
+		onNodes = append(onNodes, p.Node)
+	}
+	sort.Strings(onNodes)
+	if strings.Join(onNodes, ",") != strings.Join(clients, ",") {
+		t.Errorf("%s: parts ran on %v, want one on each client node %v", name, onNodes, clients)
+	}
+	if r.LatencyCount != count || r.Requests != requests {
+		t.Errorf("%s: the merged histogram holds %d latencies of %d requests, the parts %d of %d", name, r.LatencyCount, r.Requests, count, requests)
+	}
+	if !strings.Contains(strings.Join(r.Notes, " "), "load split among 2 client nodes, histograms merged") {
+		t.Errorf("%s: no note of the split: %v", name, r.Notes)
+	}
+	// The raw files: the merged result's histogram holds the record's count, each part's the
+	// part's.
+	counts := map[string]int64{}
+	for _, f := range r.RawFiles {
+		if !resultFile.MatchString(f) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := protobenchtool.Decode(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		h, err := loadgen.DecodeHistogram(res.Histograms.Latency)
+		if err != nil {
+			t.Fatalf("%s: histograms.latency: %v", f, err)
+		}
+		counts[resultFile.FindStringSubmatch(f)[1]] = h.TotalCount()
+	}
+	want := map[string]int64{"": r.LatencyCount}
+	for _, p := range r.ClientParts {
+		want[fmt.Sprintf(".part%d", p.Part)] = p.LatencyCount
+	}
+	if fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("%s: histogram counts in the raw result files %v, the record's %v (\"\" is the merged one)", name, counts, want)
+	}
+	p1, p2 := r.ClientParts[0], r.ClientParts[1]
+	t.Logf("%s: part %d on %s %d requests (%d latencies, %.0f req/s), part %d on %s %d requests (%d latencies, %.0f req/s); merged histogram %d latencies, %d requests, %.0f req/s, p99 %.3f ms",
+		name, p1.Part, p1.Node, p1.Requests, p1.LatencyCount, p1.ThroughputRPS, p2.Part, p2.Node, p2.Requests, p2.LatencyCount, p2.ThroughputRPS,
+		r.LatencyCount, r.Requests, r.ThroughputRPS, r.LatencyMs.P99)
+}
+
+// resultFile matches our generator's result files under raw/, the merged one and the parts'
+// (<run>.json, <run>.part<k>.json), capturing the part's suffix.
+var resultFile = regexp.MustCompile(`^raw/[^/]*?-protobench-r[0-9]+(\.part[0-9]+)?\.json$`)
+
+// checkNothingLeft checks that no object of the project is left on the manager: services,
+// networks, configs, secrets, containers (a removed service's go shortly after it) and the
+// registry's image references.
+func checkNothingLeft(t *testing.T, docker, project string) {
+	t.Helper()
+	label := "label=protobench.project=" + project
+	for _, kind := range []string{"service", "network", "config", "secret"} {
+		if left := dockerLines(t, docker, kind, "ls", "-q", "--filter", label); left != "" {
+			t.Errorf("%ss of project %s left behind: %s", kind, project, left)
+		}
+	}
+	var left string
+	for i := 0; i < 60; i++ {
+		if left = dockerLines(t, docker, "ps", "--all", "--quiet", "--filter", label); left == "" {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if left != "" {
+		t.Errorf("containers of project %s left behind: %s", project, left)
+	}
+	for _, ref := range strings.Fields(dockerLines(t, docker, "images", "--format", "{{.Repository}}:{{.Tag}}")) {
+		if strings.Contains(ref, "/"+project+"/") {
+			t.Errorf("image reference of project %s left behind: %s", project, ref)
+		}
+	}
+}
+
+// removeSwarmProject removes the test's services and networks, by its project label only.
+func removeSwarmProject(t *testing.T, docker, project string) {
+	t.Helper()
+	label := "label=protobench.project=" + project
+	if out, _ := exec.Command(docker, "service", "ls", "--quiet", "--filter", label).Output(); len(out) > 0 {
+		_ = exec.Command(docker, append([]string{"service", "rm"}, strings.Fields(string(out))...)...).Run()
+	}
+	for i := 0; i < 20; i++ {
+		out, _ := exec.Command(docker, "network", "ls", "--quiet", "--filter", label).Output()
+		if len(out) == 0 {
+			return
+		}
+		_ = exec.Command(docker, append([]string{"network", "rm"}, strings.Fields(string(out))...)...).Run()
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Errorf("networks labelled protobench.project=%s still there", project)
+}
