@@ -126,7 +126,7 @@ func NewFlagSet(stderr io.Writer) (*flag.FlagSet, *Flags) {
 	fs.Var(f.Labels, "label", "key=value attached to live metrics and the result (repeatable; keys: scenario, step, run_id)")
 	fs.StringVar(&f.TargetName, "target-name", "", "server name recorded in the result and metrics (default from the scheme: grpc, rest, netrpc, zeromq)")
 	fs.StringVar(&f.Progress, "progress", "auto", "progress line on stderr: auto (only on a TTY), on, off")
-	fs.StringVar(&f.TLS.CAFile, "tls-ca", "", "speak TLS, trusting only this PEM CA (the run's, made by the runner); grpc, http (HTTPS/1.1 or HTTPS/2 by --http-version) and netrpc")
+	fs.StringVar(&f.TLS.CAFile, "tls-ca", "", "speak TLS, trusting only this PEM CA (the run's, made by the runner); grpc, http and connect (HTTPS/1.1 or HTTPS/2 by --http-version), netrpc")
 	fs.StringVar(&f.TLS.ServerName, "tls-server-name", "", "with --tls-ca: the name to verify in the server's certificate (default the target's host)")
 	fs.StringVar(&f.TLS.Version, "tls-version", "1.3", "with --tls-ca: the one TLS version offered, 1.3 or 1.2")
 	fs.BoolVar(&f.TLS.Resume, "tls-resume", true, "with --tls-ca: keep a session cache so that reconnections resume (false: every handshake is full)")

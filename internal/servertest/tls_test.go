@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/rpc"
@@ -15,10 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
 	"github.com/protobench/protobench/internal/contract/benchpb"
+	"github.com/protobench/protobench/internal/contract/benchpb/benchpbconnect"
 	"github.com/protobench/protobench/internal/servertest"
 	"github.com/protobench/protobench/internal/targets"
 	"github.com/protobench/protobench/internal/tlscert"
@@ -61,7 +64,7 @@ func tlsTargets() []targets.Target {
 // callOverTLS makes one GetUser call with the protocol's own client over TLS and returns its error.
 func callOverTLS(ctx context.Context, name, addr string, conf *tls.Config) error {
 	switch name {
-	case servertest.GRPC, servertest.PythonGRPC:
+	case servertest.GRPC, servertest.PythonGRPC, servertest.ConnectGRPC:
 		cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(conf)))
 		if err != nil {
 			return err
@@ -88,6 +91,8 @@ func callOverTLS(ctx context.Context, name, addr string, conf *tls.Config) error
 			}
 		}
 		return nil
+	case servertest.Connect:
+		return connectOverTLS(ctx, addr, conf)
 	case servertest.NetRPC:
 		d := &tls.Dialer{Config: conf}
 		nc, err := d.DialContext(ctx, "tcp", addr)
@@ -100,6 +105,54 @@ func callOverTLS(ctx context.Context, name, addr string, conf *tls.Config) error
 		return err
 	}
 	return errors.New("no TLS client for " + name)
+}
+
+// connectOverTLS calls GetUser through connect-go's client in every wire connect-go's server
+// answers over TLS: the Connect protocol (protobuf and JSON) over HTTPS/1.1 and HTTPS/2, and
+// gRPC-Web over HTTPS/2, each on a client that offers that one ALPN protocol. A call that
+// arrived over another HTTP version than the one asked for is an error, so a transport that
+// quietly fell back cannot pass for the other.
+func connectOverTLS(ctx context.Context, addr string, conf *tls.Config) error {
+	for _, v := range []connectVariant{{"connect", false, false}, {"connect", true, false}, {"connect", false, true}, {"connect", true, true}, {"grpc-web", false, true}} {
+		var p http.Protocols
+		p.SetHTTP1(!v.h2c)
+		p.SetHTTP2(v.h2c)
+		tc := conf.Clone()
+		want := "HTTP/1.1"
+		tc.NextProtos = []string{"http/1.1"}
+		if v.h2c {
+			tc.NextProtos, want = []string{"h2"}, "HTTP/2.0"
+		}
+		tr := &http.Transport{TLSClientConfig: tc, Protocols: &p, ForceAttemptHTTP2: v.h2c, DisableCompression: true}
+		seen := &protoRecorder{next: tr}
+		c := benchpbconnect.NewBenchClient(&http.Client{Transport: seen}, "https://"+addr, v.options()...)
+		r, err := c.GetUser(ctx, connect.NewRequest(&benchpb.GetUserRequest{Id: 7}))
+		tr.CloseIdleConnections()
+		if err != nil {
+			return fmt.Errorf("%s over TLS: %w", v, err)
+		}
+		if seen.proto != want {
+			return fmt.Errorf("%s over TLS: the call went over %s, want %s", v, seen.proto, want)
+		}
+		if r.Msg.GetId() != 7 {
+			return fmt.Errorf("%s over TLS: GetUser(7) returned id %d", v, r.Msg.GetId())
+		}
+	}
+	return nil
+}
+
+// protoRecorder notes the HTTP version of the last response its transport returned.
+type protoRecorder struct {
+	next  http.RoundTripper
+	proto string
+}
+
+func (p *protoRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := p.next.RoundTrip(r)
+	if err == nil {
+		p.proto = resp.Proto
+	}
+	return resp, err
 }
 
 func clientConf(pool *x509.CertPool, tg targets.Target) *tls.Config {

@@ -268,7 +268,7 @@ var all = []Target{
 		Encodings:    []string{EncodingProtobuf, EncodingJSON},
 		AlsoSpeaks:   []string{GRPC},
 		Knobs:        httpKnobs,
-		NoTLS:        "not wired yet: connect-go arrived in the same round as TLS; serverkit.BindConfig would serve it, untested (docs/tls.md)",
+		TLS:          &TLSSupport{ALPN: []string{"h2", "http/1.1"}, About: "crypto/tls (serverkit); ALPN picks HTTPS/2 (Connect, gRPC, gRPC-Web) or HTTPS/1.1 (Connect)"},
 	}),
 	goServer(Target{
 		Name: "netrpc", GoName: "NetRPC", Protocol: NetRPC, About: "Go net/rpc (gob)",

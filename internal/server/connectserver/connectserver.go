@@ -1,9 +1,10 @@
 // Package connectserver serves the contract with connect-go (connectrpc.com/connect) on
 // net/http: one handler answers the Connect protocol (binary protobuf and JSON), gRPC and
-// gRPC-Web, over HTTP/1.1 and h2c on one port, the way connect-go's users deploy it. The
-// transport is serverkit's HTTP server, the very one the REST server runs on, so a difference
-// between the two is the handler's; a difference from grpc-go is net/http's HTTP/2 server
-// against grpc-go's own transport (connect-go #784).
+// gRPC-Web, over HTTP/1.1 and h2c on one port (HTTPS/1.1 and HTTPS/2 when a step asks for
+// TLS), the way connect-go's users deploy it. The transport is serverkit's HTTP server, the
+// very one the REST server runs on, so a difference between the two is the handler's; a
+// difference from grpc-go is net/http's HTTP/2 server against grpc-go's own transport
+// (connect-go #784).
 //
 // Limits are the other servers': an Echo payload above the payload limit is RESOURCE_EXHAUSTED
 // in every protocol, and a unary request body above the message limit is refused as it arrives
@@ -105,14 +106,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handler.ServeHTTP(w, r)
 }
 
-// Spec describes the Connect server to serverkit; its knobs are the HTTP servers' own.
+// Spec describes the Connect server to serverkit; its knobs are the HTTP servers' own. With
+// PROTOBENCH_TLS_CERT set, serverkit terminates TLS in front of it (serverkit.BindConfig, with
+// the handshake metrics every TLS server has), and net/http picks HTTPS/2 or HTTPS/1.1 by the
+// ALPN protocol the handshake settled: Connect over either, gRPC and gRPC-Web over h2.
 var Spec = serverkit.Spec{
 	Protocol:      Protocol,
 	DefaultListen: DefaultListen,
 	Declare: func(fs *serverkit.Flags) serverkit.Builder {
 		httpOpts := serverkit.DeclareHTTP(fs)
 		return func(cfg serverkit.Config, m *serverkit.Metrics) (serverkit.Service, error) {
-			return serverkit.Bind(cfg.Listen, New(Options{MaxPayloadBytes: cfg.MaxPayloadBytes, HTTPOptions: httpOpts()}, m))
+			return serverkit.BindConfig(cfg, m, New(Options{MaxPayloadBytes: cfg.MaxPayloadBytes, HTTPOptions: httpOpts()}, m))
 		}
 	},
 }

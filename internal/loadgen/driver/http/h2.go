@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 
 	"github.com/protobench/protobench/internal/loadgen"
 	"github.com/protobench/protobench/internal/loadgen/driver/h2session"
@@ -40,11 +41,14 @@ var errGoingAway = errors.New("the server is going away (GOAWAY)")
 
 // newH2Client is net/http's client over h2c with prior knowledge, for the open model (and for
 // bodies larger than one frame): one TCP connection per loadgen connection, its streams shared
-// by the workers.
-func newH2Client(cfg *loadgen.Config, wire *loadgen.WireBytes) *http.Client {
+// by the workers. Over TLS its first dial takes first's connection when there is one.
+func newH2Client(cfg *loadgen.Config, wire *loadgen.WireBytes, first *handedConn) *http.Client {
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if nc := first.take(); nc != nil {
+			return nc, nil
+		}
 		return loadgen.DialWire(ctx, cfg, addr, wire)
 	}
 	tr := &http.Transport{
@@ -63,6 +67,32 @@ func newH2Client(cfg *loadgen.Config, wire *loadgen.WireBytes) *http.Client {
 		tr.TLSClientConfig = cfg.TLS
 	}
 	return &http.Client{Transport: tr}
+}
+
+// handedConn is a connection dialled ahead of its user (Dial's handshake over TLS), which the
+// first worker's or net/http client's dial takes; Close closes it if none did.
+type handedConn struct {
+	mu sync.Mutex
+	nc net.Conn
+}
+
+// take returns the connection once, then nil; nil on a nil handedConn.
+func (h *handedConn) take() net.Conn {
+	if h == nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	nc := h.nc
+	h.nc = nil
+	return nc
+}
+
+// Close closes the connection if the client never took it.
+func (h *handedConn) Close() {
+	if nc := h.take(); nc != nil {
+		_ = nc.Close()
+	}
 }
 
 // h2Worker sends one request at a time through the connection's net/http client.

@@ -153,15 +153,29 @@ func (d Driver) dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.Wir
 			c.sessions = append(c.sessions, s)
 			return c, nil
 		}
-		c.client = newH2Client(cfg, wire)
 	} else if d.multiplexed(cfg) {
 		return c, c.dialSockets(ctx, cfg.Concurrency)
 	}
-	if !probe {
-		return c, nil
+	switch {
+	case !probe:
+	case cfg.TLS != nil:
+		// Over TLS the probe is a handshake, which fails the run with x509's reason (net/http's
+		// HTTP/2 client would report a refused certificate on every request as a lost connection
+		// with none). The first worker (HTTPS/1.1) or net/http's client (HTTPS/2) then takes it as
+		// its connection, so it costs no handshake of its own, and the server counts no
+		// handshake aborted by a bare TCP probe.
+		nc, err := loadgen.DialWire(ctx, cfg, cfg.Target.Address, wire)
+		if err != nil {
+			return nil, err
+		}
+		c.pending = &handedConn{nc: nc}
+	default:
+		if err := loadgen.ProbeTCP(ctx, cfg.Target.Address); err != nil {
+			return nil, err
+		}
 	}
-	if err := loadgen.ProbeTCP(ctx, cfg.Target.Address); err != nil {
-		return nil, err
+	if http2(cfg) {
+		c.client = newH2Client(cfg, wire, c.pending)
 	}
 	return c, nil
 }
@@ -173,6 +187,7 @@ type conn struct {
 	r        request
 	req      []byte            // HTTP/1.1 bytes of r
 	client   *http.Client      // HTTP/2 workers (open model)
+	pending  *handedConn       // over TLS: Dial's connection, until a worker or client takes it
 	sessions []netloop.Session // closed model: what the event loops serve
 
 	connectTimeout time.Duration
@@ -201,9 +216,12 @@ type worker struct {
 }
 
 func (w *worker) dial(ctx context.Context) error {
-	nc, err := loadgen.DialWire(ctx, w.conn.cfg, w.conn.addr, w.conn.wire)
-	if err != nil {
-		return err
+	nc := w.conn.pending.take()
+	if nc == nil {
+		var err error
+		if nc, err = loadgen.DialWire(ctx, w.conn.cfg, w.conn.addr, w.conn.wire); err != nil {
+			return err
+		}
 	}
 	w.nc = nc
 	w.rb.reset()

@@ -55,6 +55,7 @@ func (c *conn) Close() error {
 		// net/http's HTTP/2 connection, idle once its workers are done.
 		c.client.CloseIdleConnections()
 	}
+	c.pending.Close()
 	return nil
 }
 

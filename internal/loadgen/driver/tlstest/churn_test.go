@@ -15,18 +15,7 @@ import (
 // resumed ones.
 func handshakes(t *testing.T, metricsAddr string) (all, resumed float64) {
 	t.Helper()
-	resp, err := http.Get("http://" + metricsAddr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "protobench_tls_handshakes_total{") {
-			continue
-		}
+	for _, line := range metricLines(t, metricsAddr, "protobench_tls_handshakes_total{") {
 		i := strings.LastIndexByte(line, ' ')
 		v, err := strconv.ParseFloat(line[i+1:], 64)
 		if err != nil {
@@ -38,6 +27,62 @@ func handshakes(t *testing.T, metricsAddr string) (all, resumed float64) {
 		}
 	}
 	return all, resumed
+}
+
+// handshakesByALPN sums the server's protobench_tls_handshakes_total by its alpn label.
+func handshakesByALPN(t *testing.T, metricsAddr string) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for _, line := range metricLines(t, metricsAddr, "protobench_tls_handshakes_total{") {
+		i := strings.Index(line, `alpn="`)
+		if i < 0 {
+			t.Fatalf("%q has no alpn label", line)
+		}
+		alpn := line[i+len(`alpn="`):]
+		alpn = alpn[:strings.IndexByte(alpn, '"')]
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		out[alpn] += v
+	}
+	return out
+}
+
+// failures sums the server's protobench_tls_handshake_failures_total over its reasons.
+func failures(t *testing.T, metricsAddr string) float64 {
+	t.Helper()
+	var sum float64
+	for _, line := range metricLines(t, metricsAddr, "protobench_tls_handshake_failures_total{") {
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		sum += v
+	}
+	return sum
+}
+
+// metricLines are the lines of the server's /metrics that start with prefix.
+func metricLines(t *testing.T, metricsAddr, prefix string) []string {
+	t.Helper()
+	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var out []string
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), prefix) {
+			out = append(out, sc.Text())
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestChurnHandshakes drives each TLS server with a fixed count of requests (the open model's
@@ -54,6 +99,9 @@ func TestChurnHandshakes(t *testing.T) {
 		{"grpc", servertest.GRPC, "grpc", nil, 1},
 		{"rest https/1.1", servertest.REST, "http", []string{"--http-version=1.1"}, 0},
 		{"rest https/2", servertest.REST, "http", []string{"--http-version=2"}, 0},
+		{"connect https/1.1", servertest.Connect, "connect", []string{"--http-version=1.1"}, 0},
+		{"connect https/2", servertest.Connect, "connect", []string{"--http-version=2"}, 0},
+		{"connect-grpc", servertest.ConnectGRPC, "grpc", nil, 1},
 		{"netrpc", servertest.NetRPC, "netrpc", nil, 0},
 	}
 	for _, c := range cases {
