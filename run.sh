@@ -138,7 +138,7 @@ run_tests() {
   PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 20m -run TestBusyHost -v ./internal/e2e
   echo "== end-to-end: the main job's headline and cross-check steps (every tool) on a single-node Docker Swarm (--engine swarm), nothing left afterwards"
   PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 20m -run TestSwarmEndToEnd -v ./internal/e2e
-  echo "== end-to-end: a three-node swarm (two dockerds in network namespaces on a LAN of veths, image stores empty): server on node 2, our generator split across this node and node 3 (both parts and the merged histogram in the record), every other tool on one client node"
+  echo "== end-to-end: a three-node swarm (two dockerds in network namespaces on a LAN of veths, image stores empty): server on node 2, the headline in cleartext and over TLS split across this node and node 3 (both parts and the merged histogram in the record)"
   PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 30m -run TestSwarmThreeNodes -v ./internal/e2e
   echo "== faults: signals, resume, a hung docker, server and tool faults, a full disk, a decoy project"
   PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 25m -run '^TestFault' -v ./internal/e2e

@@ -25,17 +25,17 @@ import (
 // network namespace with an image store of its own that starts empty, join this daemon's swarm
 // over a LAN of veth pairs (internal/swarm/nodes); node 2 is labelled protobench.role=server,
 // this node and node 3 client, and `protobench run --engine swarm` runs the main job's headline
-// and cross-check step (grpc-vs-rest --quick --only getuser: our generator and every tool the
-// cross-check lists). Every request crosses the overlay's VXLAN over the LAN, and the images
-// reach nodes 2 and 3 the way they reach other hosts, through the registry the run starts (its
-// image built by the run when missing).
+// in cleartext and over TLS 1.3 (nodesOnly). Every request crosses the overlay's VXLAN over the
+// LAN; the images reach nodes 2 and 3 the way they reach other hosts, through the registry the
+// run starts (its image built by the run when missing), and the run's certificates as swarm
+// configs.
 //
-// Our generator's steps are split across the two client nodes: each such record must show both
+// Our generator's steps are split across the two client nodes: each record must show both
 // parts, each with its node and its own count, and the merged histogram's count must be the sum
-// of the parts' (in the record and in the raw result files). The other tools cannot split their
-// load and run on one client node. Every record must say where each side ran and have
-// throughput, and afterwards nothing of the project may be left. Where the machine refuses a
-// step of the set-up, the test skips with the command that failed and its output.
+// of the parts' (in the record and in the raw result files). Every record must say where each
+// side ran and have throughput, and afterwards nothing of the project may be left. Where the
+// machine refuses a step of the set-up, the test skips with the command that failed and its
+// output.
 func TestSwarmThreeNodes(t *testing.T) {
 	bin, root := requireE2E(t, "a gRPC step split across two client nodes of a three-node swarm (--engine swarm)")
 	docker := os.Getenv("PROTOBENCH_DOCKER")
@@ -65,7 +65,7 @@ func TestSwarmThreeNodes(t *testing.T) {
 
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results")
-	cmd := exec.CommandContext(ctx, bin, "run", "grpc-vs-rest", "--quick", "--only", swarmOnly, "--engine", "swarm", "--project", project, "--out", out, "--docker", docker)
+	cmd := exec.CommandContext(ctx, bin, "run", "grpc-vs-rest", "--quick", "--only", nodesOnly, "--engine", "swarm", "--project", project, "--out", out, "--docker", docker)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "PROTOBENCH_ROOT="+root)
 	var buf bytes.Buffer
@@ -98,7 +98,7 @@ func TestSwarmThreeNodes(t *testing.T) {
 	clients := []string{manager, client.Hostname}
 	sort.Strings(clients)
 	split := 0
-	checkMainJobRecords(t, root, recs, func(name string, r record.Record) {
+	checkMainJobRecords(t, root, nodesOnly, recs, func(name string, r record.Record) {
 		if r.Engine != "swarm" || !strings.HasPrefix(r.Placement, "server="+server.Hostname+" client=") {
 			t.Errorf("%s: engine %q, placement %q; want swarm, the server on %s", name, r.Engine, r.Placement, server.Hostname)
 		}
@@ -121,8 +121,8 @@ func TestSwarmThreeNodes(t *testing.T) {
 		// by Prometheus on node 1 (checkMainJobRecords checks it is there).
 		t.Logf("%s on %s: %.0f req/s, server CPU %.2f s", name, r.Placement, r.ThroughputRPS, r.ServerCPUSeconds)
 	})
-	if split != 2 {
-		t.Errorf("%d records of our generator, want the headline's two (grpc and rest), each split", split)
+	if split != 4 {
+		t.Errorf("%d records of our generator, want the headline's four (grpc and rest, cleartext and TLS), each split", split)
 	}
 
 	var info struct {
@@ -258,3 +258,8 @@ func removeSwarmProject(t *testing.T, docker, project string) {
 	}
 	t.Errorf("networks labelled protobench.project=%s still there", project)
 }
+
+// nodesOnly is the headline in cleartext and over TLS 1.3, our generator only: its load splits
+// across the two client nodes, and the run's certificates must reach the server's node and
+// both clients'. The other tools cannot split; TestSwarmEndToEnd runs each of them on a swarm.
+const nodesOnly = "getuse[r],getuser-tls-tls"
