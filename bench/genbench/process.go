@@ -5,16 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/protobench/protobench/bench/internal/hostproc"
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/repo"
 	"github.com/protobench/protobench/internal/scenario"
@@ -27,8 +25,8 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // locateTools finds every requested generator's program; a missing external one is skipped with
 // the command that installs it.
 func (b *bench) locateTools() error {
-	if _, err := exec.LookPath("taskset"); err != nil {
-		return errors.New("taskset not found (Debian package util-linux): it pins the server and the generators to their cores")
+	if err := hostproc.CheckTaskset(); err != nil {
+		return err
 	}
 	b.repo = b.o.repo
 	if b.repo == "" {
@@ -95,10 +93,8 @@ func (b *bench) buildProtobench(ctx context.Context) error {
 			continue
 		}
 		if !built {
-			cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/protobench")
-			cmd.Dir = b.repo
-			if out, err := cmd.CombinedOutput(); err != nil {
-				return fmt.Errorf("go build ./cmd/protobench (or give --protobench): %v\n%s", err, out)
+			if err := hostproc.Build(ctx, b.repo, "./cmd/protobench", bin); err != nil {
+				return fmt.Errorf("give --protobench, or fix the build: %w", err)
 			}
 			built = true
 		}
@@ -120,19 +116,17 @@ func (b *bench) buildServers(ctx context.Context) error {
 			continue
 		}
 		seen[s] = true
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(b.binDir, s), "./servers/"+s)
-		cmd.Dir = b.repo
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build ./servers/%s: %v\n%s", s, err, out)
+		if err := hostproc.Build(ctx, b.repo, "./servers/"+s, filepath.Join(b.binDir, s)); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// server is a running server process.
+// server is a running server process. cmd is its command, whose pid the measurement reads.
 type server struct {
+	proc    *hostproc.Process
 	cmd     *exec.Cmd
-	exited  chan struct{}
 	addr    string // protocol address
 	metrics string // metrics host:port
 }
@@ -140,77 +134,27 @@ type server struct {
 // startServer starts a fresh server pinned to the server core with GOMAXPROCS=1.
 func (b *bench) startServer(ctx context.Context, protocol string) (*server, error) {
 	spec := protocolSpecs[protocol]
-	ports, err := freePorts(4)
+	ports, err := hostproc.FreePorts(4)
 	if err != nil {
 		return nil, err
 	}
 	s := &server{addr: "127.0.0.1:" + itoa(ports[0]), metrics: "127.0.0.1:" + itoa(ports[1])}
-	args := []string{"-c", itoa(b.o.serverCore), filepath.Join(b.binDir, spec.server), "--listen", s.addr, "--metrics-listen", s.metrics}
+	args := []string{"--listen", s.addr, "--metrics-listen", s.metrics}
 	if spec.extra != nil {
 		args = append(args, spec.extra(ports)...)
 	}
-	s.cmd = exec.Command("taskset", args...)
-	s.cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
-	logFile, err := os.Create(filepath.Join(b.rawDir, protocol+"-server.log"))
+	p, err := hostproc.Start(ctx, hostproc.Server{
+		Core: b.o.serverCore, Env: []string{"GOMAXPROCS=1"}, Program: filepath.Join(b.binDir, spec.server), Args: args,
+		Log: filepath.Join(b.rawDir, protocol+"-server.log"), Health: "http://" + s.metrics + "/healthz", Timeout: 20 * time.Second,
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s server: %w", protocol, err)
 	}
-	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
-	if err := s.cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, err
-	}
-	s.exited = make(chan struct{})
-	go func() {
-		_ = s.cmd.Wait()
-		logFile.Close()
-		close(s.exited)
-	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get("http://" + s.metrics + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s, nil
-			}
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			s.stop()
-			return nil, fmt.Errorf("%s server not healthy on %s within 20s (log: %s)", protocol, s.metrics, logFile.Name())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	s.proc, s.cmd = p, p.Cmd
+	return s, nil
 }
 
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(5 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	}
-}
-
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var lns []net.Listener
-	defer func() {
-		for _, l := range lns {
-			l.Close()
-		}
-	}()
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		lns = append(lns, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
+func (s *server) stop() { s.proc.Stop() }
 
 // runGenerator runs one generator pinned to the client core with the command line its adapter
 // builds, and reads its output with the same adapter. onStart, when given, gets the generator's
@@ -231,11 +175,12 @@ func (b *bench) runGenerator(ctx context.Context, protocol, name string, srv *se
 	if g.libClient {
 		args = append(args, protocolSpecs[protocol].libClient...)
 	}
-	cmd := exec.CommandContext(ctx, "taskset", append([]string{"-c", itoa(b.o.clientCore), b.tools[name]}, args...)...)
+	var env []string
 	if a.Name() == "k6" {
 		// As in a run's k6 container (compose's k6 service), with a run's default memory cap.
-		cmd.Env = append(os.Environ(), k6.RuntimeEnv(scenario.DefaultClientMemoryBytes)...)
+		env = k6.RuntimeEnv(scenario.DefaultClientMemoryBytes)
 	}
+	cmd := hostproc.Pinned(ctx, b.o.clientCore, env, b.tools[name], args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Start()

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/protobench/protobench/bench/internal/hostproc"
 )
 
 // The block design: one generator run, the stack switched on and off every --block, each on block
@@ -87,27 +89,33 @@ func blockTrials(start float64, series []seriesPoint, switches []blockSwitch, se
 
 // runBlocks runs the block design: the generator for 2 × repeats blocks plus a block of slack at
 // each end, and the stack switched at every block's start once the measured window has begun.
-func runBlocks(ctx context.Context, image string, o options, st *stack, target, metrics string, stdout io.Writer) ([]trial, error) {
+func runBlocks(ctx context.Context, o options, st *stack, target string, stdout io.Writer) ([]trial, error) {
+	metrics := st.loadMetrics
 	blocks := 2 * o.repeats
 	lo := o
 	lo.duration = time.Duration(blocks+2) * o.block
 	out := filepath.Join(o.outDir, "blocks.json")
+	run := loadRun(lo, target, metrics, out, st.client.ProjectName()+"-loadgen-blocks")
+	if err := st.note(ctx, run, "the generator", o.outDir, stdout); err != nil {
+		return nil, err
+	}
 	if err := st.set(ctx, blockOn(0)); err != nil {
 		return nil, err
 	}
-	cidfile, cleanup, err := newCidfile()
-	if err != nil {
-		return nil, err
-	}
-	defer cleanup()
-	watch := watchSched(cidfile, schedPeriod)
+	watch := watchSched(run.name, schedPeriod)
 	done := make(chan loadResult, 1)
+	ended := make(chan struct{})
 	go func() {
-		t, err := runLoad(ctx, image, lo, target, metrics, out, cidfile)
+		t, err := runLoad(ctx, st, run, out)
 		done <- loadResult{t, err}
+		close(ended)
 	}()
 	// The generator serves /metrics from its start; its window opens a warm-up later.
-	if err := waitHTTP(ctx, "http://"+metrics+"/metrics", 60*time.Second, done); err != nil {
+	if err := hostproc.WaitHTTP(ctx, "http://"+metrics+"/metrics", 60*time.Second, ended); err != nil {
+		if len(done) > 0 {
+			err = fmt.Errorf("%w: %v", err, (<-done).err)
+		}
+		watch.stop()
 		return nil, fmt.Errorf("the generator: %w", err)
 	}
 	next := time.Now().Add(o.warmup + o.block)

@@ -5,19 +5,17 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// observability is what the benchmark takes from the compose files, so that the stack it measures
-// is the one runs use, and a change there is measured here without a second copy to keep in step:
-// Prometheus', cAdvisor's and node-exporter's command lines, the CPU weight of each observability
-// container, and Prometheus' scrape settings per job.
+// observability is what the benchmark reads from the compose files to change it for the host
+// network (overrides): Prometheus', cAdvisor's and node-exporter's command lines, whose ports it
+// moves, and Prometheus' scrape settings per job, whose targets it points at its own processes.
+// Everything else (images, cpusets, CPU weights, mounts, labels) compose itself takes from there.
 type observability struct {
 	promFlags, cadvisorFlags, nodeFlags []string
-	cpuShares                           map[string]int // service -> cpu_shares; absent: Docker's default
 	scrape                              scrapeSettings
 }
 
@@ -38,9 +36,6 @@ type scrapeJob struct {
 	HonorTimestamps *bool  `yaml:"honor_timestamps"`
 }
 
-// obsServices are the compose services the benchmark starts.
-var obsServices = []string{"prometheus", "cadvisor", "node-exporter"}
-
 func readObservability(root string) (observability, error) {
 	var o observability
 	path := filepath.Join(root, "compose", "docker-compose.yml")
@@ -50,8 +45,7 @@ func readObservability(root string) (observability, error) {
 	}
 	var file struct {
 		Services map[string]struct {
-			Command   []string `yaml:"command"`
-			CPUShares string   `yaml:"cpu_shares"`
+			Command []string `yaml:"command"`
 		} `yaml:"services"`
 	}
 	if err := yaml.Unmarshal(b, &file); err != nil {
@@ -61,18 +55,6 @@ func readObservability(root string) (observability, error) {
 	o.cadvisorFlags, o.nodeFlags = file.Services["cadvisor"].Command, file.Services["node-exporter"].Command
 	if len(o.promFlags) == 0 || len(o.cadvisorFlags) == 0 || len(o.nodeFlags) == 0 {
 		return o, fmt.Errorf("%s: services.prometheus.command, services.cadvisor.command and services.node-exporter.command must be lists of flags", path)
-	}
-	o.cpuShares = map[string]int{}
-	for _, name := range obsServices {
-		v := file.Services[name].CPUShares
-		if v == "" {
-			continue
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 2 {
-			return o, fmt.Errorf("%s: services.%s.cpu_shares %q: want a whole number of at least 2", path, name, v)
-		}
-		o.cpuShares[name] = n
 	}
 	promPath := filepath.Join(root, "compose", "prometheus", "prometheus.yml")
 	if b, err = os.ReadFile(promPath); err != nil {

@@ -1,6 +1,7 @@
 package obsbench
 
 import (
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -32,3 +33,5 @@ func otherCores(a, b int) string {
 	}
 	return strings.Join(out, ",")
 }
+
+func numCPU() int { return runtime.NumCPU() }

@@ -3,12 +3,14 @@
 // a run) again and again, with the observability stack working and with it paused, interleaved,
 // and prints the throughput and p99 cost with 95 % intervals, and the cores the stack itself used.
 //
-// The stack is the one a run uses, with the settings read from the compose files: Prometheus'
-// jobs and intervals (the server's and the generator's /metrics, cAdvisor, node-exporter),
-// cAdvisor's and node-exporter's flags, and each container's CPU weight; all from the images
-// `protobench images build` made, on the host network, pinned to the observability cores. "Off"
-// trials pause its containers (docker pause freezes them: no scrape, no housekeeping), so both
-// arms run against the same server process and the same page cache, and switching costs a second.
+// The stack is the one a run uses, started the way a run starts it: compose/docker-compose.yml's
+// prometheus, cadvisor and node-exporter services through the Compose engine (internal/engine),
+// and the generator as the loadgen tool service through the engine's fast path, so that images,
+// cpusets, CPU weights, caps, mounts and labels come from the compose file alone. A compose file
+// of the bench's own puts them on the host network beside the native server, with Prometheus'
+// jobs pointed at this step (override.go says what it changes and why). "Off" trials pause the
+// stack's containers (docker pause freezes them: no scrape, no housekeeping), so both arms run
+// against the same server process and the same page cache, and switching costs a second.
 // Trials alternate on/off and off/on from repeat to repeat, so drift over minutes favours neither.
 // With --tool k6 the step is measured by k6 (its image, the k6 adapter's command line), which
 // pushes its metrics to Prometheus by remote write in the stack-on trials, as it does in a run.
@@ -29,8 +31,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/protobench/protobench/bench/internal/hostproc"
 	"github.com/protobench/protobench/internal/images"
 	"github.com/protobench/protobench/internal/repo"
+	"github.com/protobench/protobench/internal/tool"
 	"github.com/protobench/protobench/internal/tool/k6"
 	_ "github.com/protobench/protobench/internal/tool/protobenchtool"
 )
@@ -60,9 +64,6 @@ type options struct {
 	// switched are the stack's containers that the arms differ by (nil: all of them); the
 	// others run in both arms, so that the difference is what the switched ones cost.
 	switched []string
-	// label marks the load tool's containers as the stack's are, so that the stack's removal
-	// also takes a tool container whose docker CLI was killed (Ctrl-C) before it ended.
-	label string
 }
 
 // Command runs `go run ./bench/cmd/bench-observability` and returns the exit code: 0 when it ran (whatever
@@ -191,9 +192,12 @@ type trial struct {
 }
 
 func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
-	for _, bin := range []string{"taskset", "docker", "go"} { // taskset pins the server, go builds it
+	if err := hostproc.CheckTaskset(); err != nil {
+		return err
+	}
+	for _, bin := range []string{"docker", "go"} { // go builds the server
 		if _, err := exec.LookPath(bin); err != nil {
-			return fmt.Errorf("%s not found: it is needed to pin, build and run the step", bin)
+			return fmt.Errorf("%s not found: it is needed to build and run the step", bin)
 		}
 	}
 	root, err := repo.Root()
@@ -218,31 +222,25 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	defer srv.stop()
 
-	wanted := []string{images.Prometheus, images.Cadvisor, images.NodeExporter, images.Protobench}
-	if o.tool == "k6" {
-		wanted = append(wanted, images.K6)
-	}
-	set, err := images.Ensure(ctx, images.Options{RepoRoot: root, Only: wanted})
+	a, _ := tool.Lookup(o.tool)
+	set, err := images.Ensure(ctx, images.Options{RepoRoot: root, Only: []string{images.Prometheus, images.Cadvisor, images.NodeExporter, a.Capabilities().Image}})
 	if err != nil {
 		return fmt.Errorf("images: %w", err)
 	}
-	loadMetrics, err := freeAddr()
+	st, err := startStack(ctx, root, o, set, srv.metrics)
 	if err != nil {
 		return err
 	}
-	st, err := startStack(ctx, root, o, set, srv.metrics, loadMetrics)
-	if err != nil {
-		return err
-	}
-	if !o.keep {
+	if o.keep {
+		defer fmt.Fprintf(stdout, "bench-observability: the stack keeps running (--keep); remove it with:\n  %s\n", st.keepHint())
+	} else {
 		defer st.remove()
 	}
-	o.label = st.label
 	fmt.Fprintf(stdout, "bench-observability: stack up (Prometheus at http://%s), started with:\n", st.promAddr)
 	for _, l := range st.settings {
 		fmt.Fprintln(stdout, "  "+l)
 	}
-	if err := os.WriteFile(filepath.Join(o.outDir, "settings.txt"), []byte(strings.Join(st.settings, "\n")+"\n"), 0o644); err != nil {
+	if err := st.writeSettings(o.outDir); err != nil {
 		return err
 	}
 
@@ -250,12 +248,12 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if o.design == "blocks" {
 		fmt.Fprintf(stdout, "bench-observability: block design, %d pairs of %s blocks in one %s generator run, %s after each switch left out\n",
 			o.repeats, o.block, time.Duration(2*o.repeats+2)*o.block, o.settle)
-		if trials, err = runBlocks(ctx, set[images.Protobench].Ref, o, st, srv.addr, loadMetrics, stdout); err != nil {
+		if trials, err = runBlocks(ctx, o, st, srv.addr, stdout); err != nil {
 			return err
 		}
 	}
 	if o.design == "trials" {
-		if trials, err = runTrials(ctx, o, st, set, srv.addr, loadMetrics, stdout); err != nil {
+		if trials, err = runTrials(ctx, o, st, srv.addr, stdout); err != nil {
 			return err
 		}
 	}
@@ -304,9 +302,8 @@ func describe(o options, stdout io.Writer) {
 
 // runTrials is the trial design: a generator run per trial, stack on and off alternating from
 // repeat to repeat, the stack's own cores read across each stack-on trial.
-func runTrials(ctx context.Context, o options, st *stack, set images.Set, addr, loadMetrics string, stdout io.Writer) ([]trial, error) {
+func runTrials(ctx context.Context, o options, st *stack, addr string, stdout io.Writer) ([]trial, error) {
 	var trials []trial
-	var err error
 	for rep := 0; rep < o.repeats; rep++ {
 		order := []bool{true, false}
 		if rep%2 == 1 {
@@ -316,26 +313,37 @@ func runTrials(ctx context.Context, o options, st *stack, set images.Set, addr, 
 			if ctx.Err() != nil {
 				return trials, ctx.Err()
 			}
-			if err := st.set(ctx, on); err != nil {
-				return trials, err
-			}
-			time.Sleep(o.settle)
-			before, began := st.cpu(), time.Now()
 			prefix := fmt.Sprintf("r%d-%s", rep, onOff(on))
-			var tr trial
+			name := st.client.ProjectName() + "-" + o.tool + "-" + prefix
+			var t toolRun
+			var read func() (trial, error)
 			if o.tool == "k6" {
 				promURL := ""
 				if on && o.k6RemoteWrite {
 					promURL = "http://" + st.promAddr
 				}
-				tr, err = trialSched(o.outDir, prefix, func(cidfile string) (trial, error) {
-					return runK6(ctx, o, set[images.K6].Ref, addr, promURL, prefix, cidfile)
-				})
+				var inv tool.Invocation
+				var err error
+				if t, inv, err = k6Run(o, addr, promURL, prefix, name); err != nil {
+					return trials, err
+				}
+				read = func() (trial, error) { return runK6(ctx, st, t, inv, o.outDir) }
 			} else {
-				tr, err = trialSched(o.outDir, prefix, func(cidfile string) (trial, error) {
-					return runLoad(ctx, set[images.Protobench].Ref, o, addr, loadMetrics, filepath.Join(o.outDir, prefix+".json"), cidfile)
-				})
+				out := filepath.Join(o.outDir, prefix+".json")
+				t = loadRun(o, addr, st.loadMetrics, out, name)
+				read = func() (trial, error) { return runLoad(ctx, st, t, out) }
 			}
+			if rep == 0 {
+				if err := st.note(ctx, t, "the tool, stack "+onOff(on), o.outDir, stdout); err != nil {
+					return trials, err
+				}
+			}
+			if err := st.set(ctx, on); err != nil {
+				return trials, err
+			}
+			time.Sleep(o.settle)
+			before, began := st.cpu(), time.Now()
+			tr, err := trialSched(o.outDir, prefix, name, read)
 			if err != nil {
 				return trials, err
 			}
@@ -345,8 +353,8 @@ func runTrials(ctx context.Context, o options, st *stack, set images.Set, addr, 
 				// included, since the stack's CPU was read across all of it.
 				tr.Cores = map[string]float64{}
 				after, span := st.cpu(), time.Since(began).Seconds()
-				for name, ns := range after {
-					tr.Cores[name] = float64(ns-before[name]) / 1e9 / span
+				for svc, ns := range after {
+					tr.Cores[svc] = float64(ns-before[svc]) / 1e9 / span
 				}
 			}
 			fmt.Fprintf(stdout, "  repeat %d stack %-3s  %10.0f req/s  p99 %7.3f ms  errors %d\n", rep, onOff(on), tr.RPS, tr.P99Ms, tr.Errors)

@@ -2,7 +2,10 @@ package obsbench
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -12,7 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/protobench/protobench/internal/prom/promtest"
+	"github.com/protobench/protobench/internal/tool"
+	"github.com/protobench/protobench/internal/tool/k6"
 )
 
 func TestFlagsRejectBadInput(t *testing.T) {
@@ -96,11 +103,6 @@ func TestStackFlagsComeFromCompose(t *testing.T) {
 		t.Fatal(err)
 	}
 	cadvisor, node := obs.cadvisorFlags, obs.nodeFlags
-	for _, svc := range obsServices {
-		if obs.cpuShares[svc] != 64 {
-			t.Errorf("%s: cpu_shares %d read from compose, want its 64", svc, obs.cpuShares[svc])
-		}
-	}
 	got := strings.Join(withFlags(cadvisor, map[string]string{"--port": "1234", "--housekeeping_interval": "2s"}), " ")
 	for _, want := range []string{"--port=1234", "--housekeeping_interval=2s", "--docker_only=true", "--store_container_labels=true"} {
 		if !strings.Contains(got, want) {
@@ -121,6 +123,114 @@ func TestStackFlagsComeFromCompose(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("node-exporter flags %q lack %q", got, want)
 		}
+	}
+}
+
+// TestOverridesChangeOnlyWhatTheBenchNeeds reads back the bench's compose file: the stack and the
+// tool on the host network, the stack's listen addresses, housekeeping and Prometheus
+// configuration replaced, and nothing that compose itself decides (images, cpusets, caps, labels);
+// a CPU weight only when --cpu-shares asks for one, and never on the tool.
+func TestOverridesChangeOnlyWhatTheBenchNeeds(t *testing.T) {
+	obs, err := readObservability(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := stackAddrs{prometheus: "127.0.0.1:1001", cadvisor: "127.0.0.1:1002", nodeExporter: "127.0.0.1:1003"}
+	read := func(o options) map[string]map[string]any {
+		t.Helper()
+		b, err := overrides(obs, o, addrs, "/out/prometheus.yml", "loadgen")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f struct {
+			Services map[string]map[string]any `yaml:"services"`
+		}
+		if err := yaml.Unmarshal(b, &f); err != nil {
+			t.Fatalf("%v\n%s", err, b)
+		}
+		return f.Services
+	}
+	svcs := read(options{housekeeping: "1s"})
+	if len(svcs) != 4 {
+		t.Errorf("services %v, want the stack's three and loadgen", slices.Sorted(maps.Keys(svcs)))
+	}
+	for name, s := range svcs {
+		if s["network_mode"] != "host" {
+			t.Errorf("%s: network_mode %v, want host", name, s["network_mode"])
+		}
+		for key := range s {
+			if !slices.Contains([]string{"network_mode", "command", "volumes"}, key) {
+				t.Errorf("%s: sets %s, which compose decides", name, key)
+			}
+		}
+	}
+	cmd := func(name string) string { return fmt.Sprint(svcs[name]["command"]) }
+	for name, want := range map[string][]string{
+		"prometheus":    {"--web.listen-address=127.0.0.1:1001", "--config.file=/etc/prometheus/prometheus.yml", "--web.enable-remote-write-receiver"},
+		"cadvisor":      {"--port=1002", "--housekeeping_interval=1s", "--max_housekeeping_interval=2s", "--enable_metrics=cpu,memory"},
+		"node-exporter": {"--web.listen-address=127.0.0.1:1003", "--collector.disable-defaults"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(cmd(name), w) {
+				t.Errorf("%s's command %s lacks %s", name, cmd(name), w)
+			}
+		}
+	}
+	if v := fmt.Sprint(svcs["prometheus"]["volumes"]); v != "[/out/prometheus.yml:/etc/prometheus/prometheus.yml:ro]" {
+		t.Errorf("prometheus volumes %s, want the bench's configuration alone (compose keeps the rest)", v)
+	}
+	svcs = read(options{housekeeping: "250ms", cpuShares: 1024})
+	for _, name := range stackServices {
+		if svcs[name]["cpu_shares"] != 1024 {
+			t.Errorf("--cpu-shares 1024: %s has cpu_shares %v", name, svcs[name]["cpu_shares"])
+		}
+	}
+	if _, ok := svcs["loadgen"]["cpu_shares"]; ok {
+		t.Error("--cpu-shares weighs the tool too; it is the stack's weight")
+	}
+	if !strings.Contains(cmd("cadvisor"), "--max_housekeeping_interval=500ms") {
+		t.Errorf("--housekeeping 250ms: cadvisor %s", cmd("cadvisor"))
+	}
+}
+
+// TestWithPushInterval: --k6-push-interval lands in k6's remote-write config, the rest unchanged.
+func TestWithPushInterval(t *testing.T) {
+	inv := tool.Invocation{RawPrefix: "r0-on", PrometheusURL: "http://127.0.0.1:9"}
+	for _, data := range (k6.Adapter{}).InputFiles(inv) {
+		got, err := withPushInterval(data, "20ms")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c struct {
+			Collectors map[string]struct {
+				URL                    string `json:"url"`
+				PushInterval           string `json:"pushInterval"`
+				TrendAsNativeHistogram bool   `json:"trendAsNativeHistogram"`
+			} `json:"collectors"`
+		}
+		if err := json.Unmarshal(got, &c); err != nil {
+			t.Fatal(err)
+		}
+		rw := c.Collectors["experimental-prometheus-rw"]
+		if rw.PushInterval != "20ms" || rw.URL != "http://127.0.0.1:9/api/v1/write" || !rw.TrendAsNativeHistogram {
+			t.Errorf("config %s", got)
+		}
+	}
+	if _, err := withPushInterval([]byte(`{"collectors":{}}`), "20ms"); err == nil {
+		t.Error("a config without the remote-write collector: no error")
+	}
+}
+
+// TestSettingsSpellInspectAsFlags: what docker inspect reads back reads as docker run flags.
+func TestSettingsSpellInspectAsFlags(t *testing.T) {
+	var c inspected
+	c.Config.Image, c.Config.Cmd = "protobench/prometheus:abc", []string{"--a=1", "--b=2"}
+	c.HostConfig.NetworkMode, c.HostConfig.CpusetCpus, c.HostConfig.CpuShares = "host", "1", 64
+	c.HostConfig.NanoCpus, c.HostConfig.Memory = 1_500_000_000, 1<<30
+	c.Mounts = []mount{{Source: "/x", Destination: "/z", RW: true}, {Source: "/y", Destination: "/etc/p.yml"}}
+	want := "--network host --cpuset-cpus 1 --cpu-shares 64 --cpus 1.5 --memory 1073741824 -v /y:/etc/p.yml:ro -v /x:/z:rw protobench/prometheus:abc --a=1 --b=2"
+	if got := c.flags(); got != want {
+		t.Errorf("flags\n%s\nwant\n%s", got, want)
 	}
 }
 

@@ -2,6 +2,7 @@ package obsbench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -130,8 +131,8 @@ func sampleDelta(samples []schedSample, from, to float64) (toolWait, bool) {
 	return w, true
 }
 
-// schedWatch samples a container's threads' schedstat every period, from the moment `docker run
-// --cidfile` names the container until stop.
+// schedWatch samples a container's threads' schedstat every period, from the moment a container
+// of the given name exists until stop.
 type schedWatch struct {
 	mu      sync.Mutex
 	samples []schedSample
@@ -139,8 +140,8 @@ type schedWatch struct {
 	stopped chan struct{}
 }
 
-// watchSched starts sampling the container whose ID docker writes to cidfile.
-func watchSched(cidfile string, period time.Duration) *schedWatch {
+// watchSched starts sampling the tool container the engine is about to start as name.
+func watchSched(name string, period time.Duration) *schedWatch {
 	w := &schedWatch{done: make(chan struct{}), stopped: make(chan struct{})}
 	go func() {
 		defer close(w.stopped)
@@ -154,11 +155,12 @@ func watchSched(cidfile string, period time.Duration) *schedWatch {
 			case <-tick.C:
 			}
 			if id == "" {
-				b, err := os.ReadFile(cidfile)
-				if err != nil || len(bytes.TrimSpace(b)) == 0 {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				id = containerID(ctx, name)
+				cancel()
+				if id == "" {
 					continue
 				}
-				id = string(bytes.TrimSpace(b))
 			}
 			if t, ok := containerSched(id); ok {
 				w.mu.Lock()
@@ -179,16 +181,6 @@ func (w *schedWatch) stop() []schedSample {
 	return append([]schedSample(nil), w.samples...)
 }
 
-// newCidfile is a path where `docker run --cidfile` may write (it refuses an existing file),
-// outside the raw folder, whose files the k6 adapter reads by prefix.
-func newCidfile() (path string, cleanup func(), err error) {
-	dir, err := os.MkdirTemp("", "protobench-obsbench-cid-")
-	if err != nil {
-		return "", nil, err
-	}
-	return filepath.Join(dir, "cid"), func() { os.RemoveAll(dir) }, nil
-}
-
 // schedPeriod is how often the tool's schedstat is read: 4 samples a second, so a block's
 // counted seconds hold several, at one small read per thread each.
 const schedPeriod = 250 * time.Millisecond
@@ -202,17 +194,11 @@ func writeSched(dir, name string, samples []schedSample) error {
 	return os.WriteFile(filepath.Join(dir, name), append(b, '\n'), 0o644)
 }
 
-// trialSched runs one tool run (given the cidfile to pass to `docker run`) while sampling its
-// schedstat, keeps the samples as sched-<prefix>.json, and adds the tool's wait over its whole
-// run to the trial.
-func trialSched(dir, prefix string, run func(cidfile string) (trial, error)) (trial, error) {
-	cidfile, cleanup, err := newCidfile()
-	if err != nil {
-		return trial{}, err
-	}
-	defer cleanup()
-	watch := watchSched(cidfile, schedPeriod)
-	t, err := run(cidfile)
+// trialSched runs one tool run (its container named name) while sampling its schedstat, keeps
+// the samples as sched-<prefix>.json, and adds the tool's wait over its whole run to the trial.
+func trialSched(dir, prefix, name string, run func() (trial, error)) (trial, error) {
+	watch := watchSched(name, schedPeriod)
+	t, err := run()
 	samples := watch.stop()
 	if err != nil {
 		return t, err

@@ -1,24 +1,22 @@
 package obsbench
 
 import (
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
 // TestSchedWatchReadsARealContainer samples a real container's threads through its cgroup and
-// /proc: a shell that counts for a while, then sleeps. Its CPU and runs must show, and the
-// samples must make a delta.
+// /proc, found by the container's name before it exists: a shell that counts for a while, then
+// sleeps. Its CPU and runs must show, and the samples must make a delta.
 func TestSchedWatchReadsARealContainer(t *testing.T) {
 	ctx, base := baseImage(t)
-	cidfile, cleanup, err := newCidfile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
-	watch := watchSched(cidfile, 100*time.Millisecond)
-	out, err := exec.CommandContext(ctx, "docker", "run", "-d", "--rm", "--cidfile", cidfile, "--label", "protobench.obsbench.test=1",
+	name := "protobench-obsbench-test-" + strconv.Itoa(os.Getpid())
+	watch := watchSched(name, 100*time.Millisecond)
+	out, err := exec.CommandContext(ctx, "docker", "run", "-d", "--rm", "--name", name, "--label", "protobench.obsbench.test=1",
 		base, "sh", "-c", "i=0; while [ $i -lt 1000000 ]; do i=$((i+1)); done; sleep 60").CombinedOutput()
 	if err != nil {
 		watch.stop()

@@ -1,153 +1,200 @@
 package obsbench
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/protobench/protobench/bench/internal/hostproc"
+	"github.com/protobench/protobench/internal/compose"
+	"github.com/protobench/protobench/internal/engine"
 	"github.com/protobench/protobench/internal/images"
+	"github.com/protobench/protobench/internal/scenario"
+	"github.com/protobench/protobench/internal/tool"
 )
 
-// stack is the observability containers of one benchmark, on the host network so that Prometheus
-// reaches the native server and generator at 127.0.0.1. Every container carries the label
-// protobench.obsbench=<this process's pid>, by which they are removed.
+// stack is the observability stack of one benchmark and the engine that runs it and the load
+// tool: the Compose engine with its docker-CLI fast path, on a compose project of this process's
+// own (protobench-obsbench-<pid>), whose removal takes every container and volume of it.
 type stack struct {
-	promAddr   string
-	containers map[string]string // name -> container id
-	switched   []string          // the containers set switches; nil: all
-	label      string
-	settings   []string // what the stack ran with, one line each, for the output and settings.txt
-}
-
-func startStack(ctx context.Context, root string, o options, set images.Set, serverMetrics, loadMetrics string) (*stack, error) {
-	obs, err := readObservability(root)
-	if err != nil {
-		return nil, err
-	}
-	for _, name := range []string{images.Prometheus, images.Cadvisor, images.NodeExporter} {
-		if !set.Available(name) {
-			return nil, fmt.Errorf("image %s is unavailable (%s): run `protobench images build %s`", name, set[name].Note, name)
-		}
-	}
-	var addrs [3]string
-	for i := range addrs {
-		a, err := freeAddr()
-		if err != nil {
-			return nil, err
-		}
-		addrs[i] = a
-	}
-	promAddr, cadvisorAddr, nodeAddr := addrs[0], addrs[1], addrs[2]
-	_, cadvisorPort, _ := strings.Cut(cadvisorAddr, ":")
-	st := &stack{promAddr: promAddr, containers: map[string]string{}, switched: o.switched, label: "protobench.obsbench=" + strconv.Itoa(os.Getpid())}
-
-	// compose/prometheus/prometheus.yml's jobs and intervals, each job pointed at this
-	// benchmark's process or container.
-	config, err := obs.scrape.prometheusConfig(o.scrapeInterval, map[string]string{
-		"prometheus": promAddr, "cadvisor": cadvisorAddr, "node-exporter": nodeAddr, "servers": serverMetrics, "loadgen": loadMetrics,
-	}, map[string]map[string]string{"servers": {"target": "grpc"}})
-	if err != nil {
-		return nil, err
-	}
-	st.settings = append(st.settings, "Prometheus configuration (from compose/prometheus/prometheus.yml): "+filepath.Join(o.outDir, "prometheus.yml"))
-	configPath := filepath.Join(o.outDir, "prometheus.yml")
-	if err := os.WriteFile(configPath, []byte(config), 0o644); err != nil {
-		return nil, err
-	}
-	absConfig, err := filepath.Abs(configPath)
-	if err != nil {
-		return nil, err
-	}
-	// common is every container's docker run flags: where it runs and how much CPU weight it
-	// has against the generator on a shared core (compose's cpu_shares, or --cpu-shares).
-	common := func(service string) []string {
-		args := []string{"run", "-d", "--network", "host", "--label", st.label}
-		if o.obsCPUs != "" {
-			args = append(args, "--cpuset-cpus", o.obsCPUs)
-		}
-		shares := obs.cpuShares[service]
-		if o.cpuShares > 0 {
-			shares = o.cpuShares
-		}
-		if shares > 0 {
-			args = append(args, "--cpu-shares", strconv.Itoa(shares))
-		}
-		return args
-	}
-	specs := []struct {
-		name string
-		args []string
-	}{
-		// Every service runs with the compose file's flags, but for its port, its files (the
-		// retention's compose variable does not matter for minutes of data) and cAdvisor's
-		// housekeeping interval, which this benchmark varies.
-		{"prometheus", append(append(common("prometheus"), "-v", absConfig+":/etc/prometheus/prometheus.yml:ro", set[images.Prometheus].Ref),
-			withFlags(obs.promFlags, map[string]string{
-				"--config.file": "/etc/prometheus/prometheus.yml", "--storage.tsdb.path": "/prometheus",
-				"--storage.tsdb.retention.time": "1d", "--web.listen-address": promAddr})...)},
-		{"cadvisor", append(append(common("cadvisor"),
-			"-v", "/:/rootfs:ro", "-v", "/var/run:/var/run:ro", "-v", "/sys:/sys:ro", "-v", "/var/lib/docker/:/var/lib/docker:ro",
-			set[images.Cadvisor].Ref), withFlags(obs.cadvisorFlags, map[string]string{
-			"--port": cadvisorPort, "--housekeeping_interval": o.housekeeping, "--max_housekeeping_interval": doubled(o.housekeeping)})...)},
-		{"node-exporter", append(append(common("node-exporter"),
-			"-v", "/proc:/host/proc:ro", "-v", "/sys:/host/sys:ro", "-v", "/:/rootfs:ro", set[images.NodeExporter].Ref),
-			withFlags(obs.nodeFlags, map[string]string{"--web.listen-address": nodeAddr})...)},
-	}
-	for _, sp := range specs {
-		st.settings = append(st.settings, "docker "+strings.Join(sp.args, " "))
-		out, err := docker(ctx, sp.args...)
-		if err != nil {
-			st.remove()
-			return nil, fmt.Errorf("start %s: %w", sp.name, err)
-		}
-		st.containers[sp.name] = strings.TrimSpace(out)
-	}
-	for name, url := range map[string]string{"prometheus": "http://" + promAddr + "/-/ready", "cadvisor": "http://" + cadvisorAddr + "/healthz", "node-exporter": "http://" + nodeAddr + "/metrics"} {
-		if err := waitHTTP(ctx, url, 60*time.Second, nil); err != nil {
-			st.remove()
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	return st, nil
-}
-
-// doubled is twice a duration given as a string (cAdvisor's max housekeeping interval).
-func doubled(d string) string {
-	v, err := time.ParseDuration(d)
-	if err != nil {
-		return d
-	}
-	return (2 * v).String()
+	eng      *engine.Compose
+	client   *compose.Client
+	env      map[string]string // the run-wide compose environment, given to Up
+	promAddr string
+	// loadMetrics is where the generator serves its live metrics, for Prometheus' loadgen job.
+	loadMetrics string
+	containers  map[string]string // service -> container id
+	switched    []string          // the containers set switches; nil: all
+	settings    []string          // what the stack ran with, one line each, for the output and settings.txt
 }
 
 // stackServices are the stack's containers, by their compose service names.
 var stackServices = []string{"prometheus", "cadvisor", "node-exporter"}
 
+// projectName is the compose project of this process's stack and tool containers.
+func projectName() string { return "protobench-obsbench-" + strconv.Itoa(os.Getpid()) }
+
+func startStack(ctx context.Context, root string, o options, set images.Set, serverMetrics string) (*stack, error) {
+	obs, err := readObservability(root)
+	if err != nil {
+		return nil, err
+	}
+	a, ok := tool.Lookup(o.tool)
+	if !ok {
+		return nil, fmt.Errorf("no %s adapter in this build", o.tool)
+	}
+	for _, name := range []string{images.Prometheus, images.Cadvisor, images.NodeExporter, a.Capabilities().Image} {
+		if !set.Available(name) {
+			return nil, fmt.Errorf("image %s is unavailable (%s): run `protobench images build %s`", name, set[name].Note, name)
+		}
+	}
+	hostAddrs, err := hostproc.FreeAddrs(4)
+	if err != nil {
+		return nil, err
+	}
+	addrs := stackAddrs{prometheus: hostAddrs[0], cadvisor: hostAddrs[1], nodeExporter: hostAddrs[2]}
+	loadMetrics := hostAddrs[3]
+	outDir, err := filepath.Abs(o.outDir)
+	if err != nil {
+		return nil, err
+	}
+	// compose/prometheus/prometheus.yml's jobs and intervals, each job pointed at this
+	// benchmark's process or container.
+	config, err := obs.scrape.prometheusConfig(o.scrapeInterval, map[string]string{
+		"prometheus": addrs.prometheus, "cadvisor": addrs.cadvisor, "node-exporter": addrs.nodeExporter, "servers": serverMetrics, "loadgen": loadMetrics,
+	}, map[string]map[string]string{"servers": {"target": "grpc"}})
+	if err != nil {
+		return nil, err
+	}
+	configPath := filepath.Join(outDir, "prometheus.yml")
+	if err := os.WriteFile(configPath, []byte(config), 0o644); err != nil {
+		return nil, err
+	}
+	over, err := overrides(obs, o, addrs, configPath, a.Service())
+	if err != nil {
+		return nil, err
+	}
+	overPath := filepath.Join(outDir, "compose-override.yml")
+	if err := os.WriteFile(overPath, over, 0o644); err != nil {
+		return nil, err
+	}
+	client, err := compose.New(ctx, compose.Options{Dir: filepath.Join(root, "compose"), Extra: []string{overPath},
+		ProjectName: projectName(), DiscardVolumes: true})
+	if err != nil {
+		return nil, err
+	}
+	st := &stack{client: client, eng: engine.NewCompose(engine.ComposeOptions{Client: client, Docker: "docker", Fast: true}),
+		env: stackEnv(o, set, outDir), promAddr: addrs.prometheus, loadMetrics: loadMetrics, containers: map[string]string{}, switched: o.switched}
+	st.settings = append(st.settings,
+		"Prometheus configuration (from compose/prometheus/prometheus.yml): "+configPath,
+		fmt.Sprintf("compose project %s: compose/docker-compose.yml with %s over it", client.ProjectName(), overPath))
+	if err := st.eng.Up(ctx, st.env, stackServices...); err != nil {
+		st.remove()
+		return nil, fmt.Errorf("start the stack: %w", err)
+	}
+	for _, name := range stackServices {
+		id, err := client.ContainerID(ctx, name)
+		if err == nil && id == "" {
+			err = fmt.Errorf("compose started no container")
+		}
+		if err != nil {
+			st.remove()
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		st.containers[name] = id
+	}
+	for name, url := range map[string]string{"prometheus": "http://" + addrs.prometheus + "/-/ready", "cadvisor": "http://" + addrs.cadvisor + "/healthz", "node-exporter": "http://" + addrs.nodeExporter + "/metrics"} {
+		if err := hostproc.WaitHTTP(ctx, url, 60*time.Second, nil); err != nil {
+			st.remove()
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	for _, name := range stackServices {
+		line, err := containerSettings(ctx, st.containers[name])
+		if err != nil {
+			st.remove()
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		st.settings = append(st.settings, name+" (started by compose; as docker inspect reads it back): "+line)
+	}
+	return st, nil
+}
+
+// stackEnv is the run-wide compose environment: the images, where the stack sits, and the load
+// tool's core, 1-cpu cap, memory cap (a run's default, and k6's soft heap limit under it), user and
+// raw folder (outDir).
+func stackEnv(o options, set images.Set, outDir string) map[string]string {
+	env := images.EnvVars(set)
+	for k, v := range map[string]string{
+		"PROTOBENCH_OBS_CPUSET":        o.obsCPUs,
+		"PROTOBENCH_CLIENT_CPUSET":     strconv.Itoa(o.clientCore),
+		"PROTOBENCH_CLIENT_CPUS":       "1",
+		"PROTOBENCH_CLIENT_MEM":        strconv.FormatInt(scenario.DefaultClientMemoryBytes, 10),
+		"PROTOBENCH_CLIENT_GOMEMLIMIT": strconv.FormatInt(tool.GoMemLimit(scenario.DefaultClientMemoryBytes), 10),
+		"PROTOBENCH_TOOL_USER":         fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
+		"PROTOBENCH_RAW_DIR":           outDir,
+	} {
+		env[k] = v
+	}
+	return env
+}
+
+// toolRun is one run of the load tool: a one-off container of its compose service, named name
+// (unique in the project), with env on top of the run-wide environment.
+type toolRun struct {
+	service, name, entrypoint string
+	env                       map[string]string
+	args                      []string
+	limit                     time.Duration // the whole run's bound
+}
+
+// run runs the tool through the engine (its fast path) and returns its output; a tool that
+// exits non-zero is an error.
+func (s *stack) run(ctx context.Context, t toolRun) (stdout, stderr []byte, err error) {
+	stdout, stderr, code, err := s.eng.Run(ctx, engine.OneOff{Service: t.service, Name: t.name, Entrypoint: t.entrypoint, Env: t.env, Args: t.args, Limit: t.limit})
+	if err == nil && code != 0 {
+		err = fmt.Errorf("%s exited with %d: %s", t.service, code, tool.LastLine(stderr))
+	}
+	return stdout, stderr, err
+}
+
+// note adds the docker command line the engine's fast path runs for t (rendered by the same
+// code) to the settings, and rewrites settings.txt in dir. It renders the service ahead of the
+// run, too, so that compose's rendering does not fall in a measured trial.
+func (s *stack) note(ctx context.Context, t toolRun, what, dir string, stdout io.Writer) error {
+	merged := map[string]string{}
+	for _, m := range []map[string]string{s.env, t.env} {
+		for k, v := range m {
+			merged[k] = v
+		}
+	}
+	spec, err := s.client.ServiceSpec(ctx, t.service, merged)
+	if err != nil {
+		return err
+	}
+	line := what + " (started by the engine's fast path): docker " +
+		strings.Join(s.client.DockerArgs(compose.FastContainer{Service: spec, Name: t.name, Entrypoint: t.entrypoint, Env: merged, Args: t.args, OneOff: true}), " ")
+	fmt.Fprintln(stdout, "  "+line)
+	s.settings = append(s.settings, line)
+	return s.writeSettings(dir)
+}
+
+func (s *stack) writeSettings(dir string) error {
+	return os.WriteFile(filepath.Join(dir, "settings.txt"), []byte(strings.Join(s.settings, "\n")+"\n"), 0o644)
+}
+
 // set runs (on) or freezes (off) the stack's switched containers; the others are left running.
 func (s *stack) set(ctx context.Context, on bool) error {
 	for name, id := range s.containers {
 		run := on || (s.switched != nil && !slices.Contains(s.switched, name))
-		verb := "pause"
-		if run {
-			verb = "unpause"
-		}
-		paused, err := docker(ctx, "inspect", "-f", "{{.State.Paused}}", id)
-		if err != nil {
+		if err := setPaused(ctx, id, !run); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
-		}
-		if (strings.TrimSpace(paused) == "true") == !run {
-			continue
-		}
-		if _, err := docker(ctx, verb, id); err != nil {
-			return fmt.Errorf("%s %s: %w", verb, name, err)
 		}
 	}
 	return nil
@@ -195,37 +242,32 @@ func cgroupCPU(id string) (int64, bool) {
 	return 0, false
 }
 
-// remove deletes the stack's containers, found by this process's label.
+// remove takes the stack's project down through the engine: its containers (a tool container
+// whose run was interrupted too), its network and its Prometheus volume. Frozen containers are
+// thawed first, so that they stop on their signal as compose expects.
 func (s *stack) remove() {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	ids, err := docker(ctx, "ps", "-aq", "--filter", "label="+s.label)
+	for _, id := range s.containers {
+		_ = setPaused(ctx, id, false)
+	}
+	if err := s.eng.Down(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-observability: compose down:", err)
+	}
+	// Whatever down could not take (an interrupted tool's container), by the project's label.
+	_ = s.eng.ForceRemove(ctx)
+}
+
+// keepHint is how to remove a stack left running with --keep.
+func (s *stack) keepHint() string {
+	return strings.Join(s.client.CommandLine("down", "--volumes"), " ")
+}
+
+// doubled is twice a duration given as a string (cAdvisor's max housekeeping interval).
+func doubled(d string) string {
+	v, err := time.ParseDuration(d)
 	if err != nil {
-		return
+		return d
 	}
-	if f := strings.Fields(ids); len(f) > 0 {
-		_, _ = docker(ctx, append([]string{"rm", "-f"}, f...)...)
-	}
+	return (2 * v).String()
 }
-
-func docker(ctx context.Context, args ...string) (string, error) {
-	out, _, err := dockerLog(ctx, args...)
-	if err != nil {
-		return "", err
-	}
-	return out, nil
-}
-
-// dockerLog runs the docker CLI and returns its stdout and stderr whatever the outcome, for a
-// caller that keeps the log of what it ran (k6's warnings are on its stderr).
-func dockerLog(ctx context.Context, args ...string) (stdout, stderr string, err error) {
-	cmd := exec.CommandContext(ctx, "docker", args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return out.String(), errb.String(), fmt.Errorf("docker %s: %v: %s", strings.Join(args[:min(len(args), 2)], " "), err, strings.TrimSpace(errb.String()))
-	}
-	return out.String(), errb.String(), nil
-}
-
-func numCPU() int { return runtime.NumCPU() }

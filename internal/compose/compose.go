@@ -53,6 +53,9 @@ type Options struct {
 	Command []string
 	// Docker is the docker CLI used for inspect, ps and rm; "docker" if empty.
 	Docker string
+	// DiscardVolumes makes Down remove the project's volumes too: a lab bench's project, whose
+	// Prometheus data is of no use once it ends and would otherwise pile up, one per run.
+	DiscardVolumes bool
 }
 
 // Client runs compose commands for one project.
@@ -205,9 +208,13 @@ func (c *Client) Remove(ctx context.Context, service string) error {
 }
 
 // Down stops and removes the project's containers and network; the Prometheus volume stays, so
-// earlier runs remain in Grafana.
+// earlier runs remain in Grafana (unless Options.DiscardVolumes).
 func (c *Client) Down(ctx context.Context) error {
-	_, _, err := c.compose(ctx, nil, "down", "--remove-orphans", "--timeout", "10")
+	args := []string{"down", "--remove-orphans", "--timeout", "10"}
+	if c.opts.DiscardVolumes {
+		args = append(args, "--volumes")
+	}
+	_, _, err := c.compose(ctx, nil, args...)
 	return err
 }
 

@@ -89,6 +89,37 @@ func TestDryRunPrintsExactCommands(t *testing.T) {
 	}
 }
 
+// TestDownDiscardsVolumesWhenAsked: a lab bench's project takes its volumes with it; the default
+// project keeps Prometheus' for Grafana.
+func TestDownDiscardsVolumesWhenAsked(t *testing.T) {
+	c, log := dryRunClient(t, []string{"docker", "compose"})
+	c.opts.DiscardVolumes = true
+	if err := c.Down(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(log.String()); !strings.HasSuffix(got, " down --remove-orphans --timeout 10 --volumes") {
+		t.Errorf("down with DiscardVolumes printed %q", got)
+	}
+}
+
+// TestDockerArgsNetworkMode: a service with network_mode joins that network as compose would put
+// it there, without the project network's alias; the others join the project's network.
+func TestDockerArgsNetworkMode(t *testing.T) {
+	svcs, err := ParseConfig([]byte("services:\n  loadgen:\n    image: x\n    network_mode: host\n  ghz:\n    image: y\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := dryRunClient(t, []string{"docker", "compose"})
+	host := strings.Join(c.DockerArgs(FastContainer{Service: svcs["loadgen"], Name: "p-loadgen", OneOff: true}), " ")
+	if !strings.Contains(host, "--name p-loadgen --network host --label") || strings.Contains(host, "--network-alias") {
+		t.Errorf("network_mode host: %s", host)
+	}
+	bridge := strings.Join(c.DockerArgs(FastContainer{Service: svcs["ghz"], Name: "p-ghz", OneOff: true}), " ")
+	if !strings.Contains(bridge, "--network protobench_default --network-alias ghz") {
+		t.Errorf("no network_mode: %s", bridge)
+	}
+}
+
 func TestUpNeedsServices(t *testing.T) {
 	c, _ := dryRunClient(t, []string{"docker", "compose"})
 	if err := c.Up(context.Background(), nil); err == nil {

@@ -48,6 +48,9 @@ type Service struct {
 	Volumes     []string // host:container[:mode]
 	HealthTest  []string // the health check's test, in CMD or CMD-SHELL form
 	StopGrace   string
+	// NetworkMode is the service's network_mode ("host"); empty: the project's network. No
+	// service of the compose files sets it; a lab bench's override file does.
+	NetworkMode string
 }
 
 // renderedService is the part of `compose config` output the fast path reads; v1 and v2 write
@@ -68,6 +71,7 @@ type renderedService struct {
 		Test yaml.Node `yaml:"test"`
 	} `yaml:"healthcheck"`
 	StopGracePeriod string `yaml:"stop_grace_period"`
+	NetworkMode     string `yaml:"network_mode"`
 }
 
 // ParseConfig reads the services of `compose config` output (v1 or v2).
@@ -85,6 +89,7 @@ func ParseConfig(data []byte) (map[string]*Service, error) {
 			Labels: rs.Labels, User: rs.User, StopGrace: rs.StopGracePeriod,
 			Entrypoint: words(rs.Entrypoint), Command: words(rs.Command),
 			CPUs: rs.CPUs.Value, Memory: rs.MemLimit.Value, Ulimits: map[string][2]int64{},
+			NetworkMode: rs.NetworkMode,
 		}
 		for k, n := range rs.Ulimits {
 			var lim struct{ Soft, Hard int64 }
@@ -286,8 +291,15 @@ func (c *Client) DockerArgs(f FastContainer) []string {
 	if f.OneOff {
 		oneoff = "True"
 	}
-	args = append(args, "--name", f.Name,
-		"--network", project+"_default", "--network-alias", s.Name,
+	args = append(args, "--name", f.Name)
+	if s.NetworkMode != "" {
+		// As compose does: the container joins that network (the host's) instead of the
+		// project's, and has no alias there (docker allows one on user-defined networks only).
+		args = append(args, "--network", s.NetworkMode)
+	} else {
+		args = append(args, "--network", project+"_default", "--network-alias", s.Name)
+	}
+	args = append(args,
 		"--label", "com.docker.compose.project="+project,
 		"--label", "com.docker.compose.service="+s.Name,
 		"--label", "com.docker.compose.oneoff="+oneoff,
