@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -381,4 +382,82 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// validateFigures checks the published figures: each names a step, target and metric that exist,
+// in a unit of the metric's dimension, and picks variants that the step runs.
+func validateFigures(d *decoder, sc *Scenario) {
+	names := map[string]int{}
+	for i, fig := range sc.Published.Figures {
+		field := fmt.Sprintf("published.figures[%d]", i)
+		if prev, dup := names[fig.Name]; dup && fig.Name != "" {
+			d.add(fig.Line, field+".name", "figure name %q already used at line %d", fig.Name, prev)
+		}
+		names[fig.Name] = fig.Line
+		if fig.Metric == "" {
+			if fig.Step != "" || fig.Target != "" || len(fig.Match) > 0 || fig.At != "" {
+				d.add(fig.Line, field+".metric", "a figure that names a step needs a metric to compare; one of %s", strings.Join(Metrics, ", "))
+			}
+			continue
+		}
+		if u, ok := units[fig.Unit]; ok && u.dim != metricDims[fig.Metric] {
+			d.add(fig.Line, field+".unit", "unit %s does not fit metric %s (which is in %s)", fig.Unit, fig.Metric, MetricUnit(fig.Metric))
+		}
+		st, ok := sc.Step(fig.Step)
+		if !ok {
+			d.add(fig.Line, field+".step", "unknown step %q; expected one of %s", clip(fig.Step), strings.Join(stepNames(sc), ", "))
+			continue
+		}
+		if st.matrixSize() > maxVariants {
+			continue
+		}
+		variants := st.Variants()
+		if !contains(variants[0].Targets, fig.Target) {
+			d.add(fig.Line, field+".target", "step %s does not run target %q; it runs %s", st.Name, clip(fig.Target), strings.Join(variants[0].Targets, ", "))
+			continue
+		}
+		if fig.Tool != "" {
+			if ok, _ := sc.compatible(fig.Tool, fig.Target); !ok || !contains(variants[0].Tools, fig.Tool) {
+				d.add(fig.Line, field+".tool", "step %s does not run tool %q on %s", st.Name, clip(fig.Tool), fig.Target)
+				continue
+			}
+		}
+		if fig.At == AtKnee && st.KneeP99Ms == 0 {
+			d.add(fig.Line, field+".at", "at: knee needs knee_p99_ms on step %s", st.Name)
+		}
+		hits := 0
+		for _, v := range variants {
+			if MatchVariant(fig.Match, v) {
+				hits++
+			}
+		}
+		if hits == 0 {
+			d.add(fig.Line, field+".match", "no variant of step %s matches %s", st.Name, formatMatch(fig.Match))
+		} else if fig.Metric == MetricThroughputGainPercent {
+			validateVersus(d, fig, st, variants, field)
+		}
+	}
+}
+
+// MatchVariant reports whether a variant has every value a figure's match asks for.
+func MatchVariant(match map[string]float64, v Variant) bool {
+	for k, want := range match {
+		if variantValue(v, k) != want {
+			return false
+		}
+	}
+	return true
+}
+
+func formatMatch(m map[string]float64) string {
+	parts := make([]string, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		if k == "requests_per_connection" {
+			parts = append(parts, k+"="+churnText(int(m[k])))
+			continue
+		}
+		parts = append(parts, k+"="+formatFloat(m[k]))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
 }
