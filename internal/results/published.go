@@ -1,0 +1,123 @@
+package results
+
+import (
+	"math"
+
+	"github.com/protobench/protobench/internal/scenario"
+	"github.com/protobench/protobench/internal/stats"
+)
+
+// FigureRow is one published figure beside ours.
+type FigureRow struct {
+	Figure        scenario.Figure
+	Group         *Group  // nil for a cited-only figure or a step that did not run
+	Ours          float64 // in the figure's unit; NaN when there is nothing to compare
+	Ratio         float64 // ours / theirs
+	TheirCores    int
+	TheirsPerCore float64 // NaN unless per core means something and the cores are known
+	OursPerCore   float64
+	// Versus is the group a gain figure (throughput_gain_percent) divides Group by, and CI the
+	// interval of its Ours (gain.go). Other figures compare one median and leave both empty. A
+	// gain leaves Ratio NaN: a ratio of two gains means little near 0.
+	Versus *Group
+	CI     stats.Interval
+}
+
+// published sets each figure beside the matching group of ours.
+func published(plan *scenario.Plan, groups []*Group) []FigureRow {
+	if plan == nil || plan.Scenario == nil || plan.Scenario.Published == nil {
+		return nil
+	}
+	pub := plan.Scenario.Published
+	var rows []FigureRow
+	for _, fig := range pub.Figures {
+		base := FigureRow{Figure: fig, Ours: math.NaN(), Ratio: math.NaN(), TheirCores: pub.CoresFor(fig),
+			TheirsPerCore: math.NaN(), OursPerCore: math.NaN()}
+		if fig.Metric == "" {
+			rows = append(rows, base)
+			continue
+		}
+		matches := figureGroups(plan, groups, fig)
+		if len(matches) == 0 {
+			rows = append(rows, base)
+			continue
+		}
+		for _, g := range matches {
+			row := base
+			row.Group = g
+			if isGain(fig) {
+				if row.Versus = versusGroup(plan, groups, g, fig); row.Versus != nil {
+					row.Ours, row.CI = throughputGain(g, row.Versus)
+				}
+				rows = append(rows, row)
+				continue
+			}
+			if v := g.Median(fig.Metric); !math.IsNaN(v) {
+				row.Ours = fig.InUnit(v)
+				if fig.Value != 0 {
+					row.Ratio = row.Ours / fig.Value
+				}
+				if scenario.PerCore(fig.Metric) {
+					if row.TheirCores > 0 {
+						row.TheirsPerCore = fig.Value / float64(row.TheirCores)
+					}
+					if g.ServerCPUs > 0 {
+						row.OursPerCore = row.Ours / g.ServerCPUs
+					}
+				}
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// figureGroups finds the groups a figure compares with: its step, target and tool (the step's
+// primary tool by default), the variants its match selects, narrowed to one by at: max or knee.
+func figureGroups(plan *scenario.Plan, groups []*Group, fig scenario.Figure) []*Group {
+	st := stepOf(plan, fig.Step)
+	if st == nil {
+		return nil
+	}
+	tool := fig.Tool
+	if tool == "" {
+		for _, v := range st.Variants() {
+			for _, t := range v.Tools {
+				for _, g := range groups {
+					if tool == "" && g.BaseStep == st.Name && g.Target == fig.Target && g.Tool == t {
+						tool = t
+					}
+				}
+			}
+		}
+	}
+	var out []*Group
+	for _, g := range groups {
+		if g.BaseStep != st.Name || g.Target != fig.Target || g.Tool != tool || g.Throughput.N == 0 {
+			continue
+		}
+		if v, ok := plan.Scenario.Variant(g.Step); ok && !scenario.MatchVariant(fig.Match, v) {
+			continue
+		}
+		out = append(out, g)
+	}
+	switch fig.At {
+	case scenario.AtMax:
+		var best *Group
+		for _, g := range out {
+			if best == nil || g.Throughput.Median > best.Throughput.Median {
+				best = g
+			}
+		}
+		if best == nil {
+			return nil
+		}
+		return []*Group{best}
+	case scenario.AtKnee:
+		if k := kneeGroup(out, st.Name, fig.Target, tool, st.KneeP99Ms); k != nil {
+			return []*Group{k}
+		}
+		return nil
+	}
+	return out
+}
