@@ -69,6 +69,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 {{if .CPU}}<section id="cpu"><h2>Server CPU per request</h2><figure>{{.CPU}}<figcaption>Median over repeats of server CPU-seconds / requests, whiskers the exact order-statistic interval of the median (75 % at n=3, 93.8 % at n=5); our generator's runs where it ran.</figcaption></figure></section>{{end}}
 {{if .Published}}<section id="published"><h2>Published vs ours</h2>
 <p>{{.PublishedHow}}</p>
+<p>A verdict (consistent, ours higher, ours lower) needs our interval to cover at least 95 %: a median's exact interval does from 6 repeats, a gain's t interval from 2 repeats. Below that the row says there is no verdict; docs/statistics.md has the A/A test of the rule.</p>
 <table><tr><th>Figure</th><th>Measures</th><th>Published</th><th>Ours</th><th>Ours / published</th><th>Our step</th><th>Verdict</th><th>Note</th></tr>
 {{range .Published}}<tr><td>{{.Name}}</td><td>{{.Measures}}</td><td class="n">{{.Published}}</td><td class="n">{{.Ours}}</td><td class="n">{{.Ratio}}</td><td>{{.Step}}</td><td>{{.Verdict}}</td><td>{{.Note}}</td></tr>
 {{end}}</table>

@@ -2,11 +2,9 @@ package report
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/scenario"
-	"github.com/protobench/protobench/internal/stats"
 	"github.com/protobench/protobench/internal/svgchart"
 )
 
@@ -15,7 +13,9 @@ type publishedRow struct {
 }
 
 // publishedTable sets the article's figures beside ours with a verdict: whether the published
-// value lies inside our interval of the median (its coverage printed), or which way it differs.
+// value lies inside our interval of the median or gain (its label printed), or which way it
+// differs; or, where that interval covers less than 95 %, that there is no verdict
+// (results.Judge).
 func publishedTable(f *Folder, p *page) {
 	if f.Plan == nil || f.Plan.Scenario.Published == nil {
 		return
@@ -42,43 +42,14 @@ func publishedTable(f *Folder, p *page) {
 			if r.Versus != nil {
 				row.Ours = results.GainText(r.Ours, r.CI)
 				row.Step = r.Group.Step + " over " + r.Versus.Step + " (" + r.Group.Tool + ")"
-				row.Verdict = judge(r.Ours, fig.Value, r.CI, "gain")
+				row.Verdict = r.VerdictText()
 			}
 		default:
 			row.Ours = svgchart.FormatNumber(r.Ours) + " " + fig.Unit
 			row.Ratio = svgchart.FormatNumber(r.Ratio) + "×"
 			row.Step = r.Group.Step + " (" + r.Group.Tool + ")"
-			row.Verdict = verdict(f, r)
+			row.Verdict = r.VerdictText()
 		}
 		p.Published = append(p.Published, row)
 	}
-}
-
-func verdict(f *Folder, r results.FigureRow) string {
-	fig := r.Figure
-	var vals []float64
-	for _, i := range runsOf(f, r.Group) {
-		if v, ok := results.MetricValue(f.Records[i], fig.Metric); ok {
-			vals = append(vals, fig.InUnit(v))
-		}
-	}
-	return judge(r.Ours, fig.Value, stats.MedianCI(vals, results.CILevel), "median")
-}
-
-// judge says whether the published value lies inside our interval of what (the median, or a
-// gain), or which way it differs.
-func judge(ours, published float64, ci stats.Interval, what string) string {
-	dir := "ours higher"
-	if ours < published {
-		dir = "ours lower"
-	}
-	switch {
-	case math.IsNaN(ours):
-		return "no value of ours"
-	case ci.OK && ci.Contains(published):
-		return "consistent: the published value is inside our interval of the " + what + " (" + ci.Label() + ")"
-	case ci.OK:
-		return dir + ": the published value is outside our interval of the " + what + " (" + ci.Label() + ")"
-	}
-	return dir + " (one repeat: no interval to judge by)"
 }

@@ -1,31 +1,88 @@
 package report
 
 import (
-	"math"
 	"strings"
 	"testing"
 
-	"github.com/protobench/protobench/internal/stats"
+	"github.com/protobench/protobench/internal/record"
+	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/scenario"
 )
 
-// judge reads a gain's interval as it reads a median's: the summary's interval, its label kept.
-func TestJudge(t *testing.T) {
-	iv := stats.Interval{Lo: 5, Hi: 30, OK: true, Method: stats.MethodPairedLog, Coverage: 0.95, N: 3}
+const verdictScenario = `name: verdicts
+description: a plain figure and a gain
+published:
+  hardware: {description: a big machine, cores: 32}
+  method: Locust
+  figures:
+    - {name: qps, measures: requests per second, value: 1000, unit: req/s, metric: throughput_rps, step: plain, target: python-grpc}
+    - {name: connection-reuse, measures: QPS gain from reuse, value: 18, unit: "%", metric: throughput_gain_percent,
+       step: reuse, target: python-grpc, match: {requests_per_connection: forever}, versus: {requests_per_connection: 1}}
+    - {name: cited, measures: a figure we do not measure, value: 3, unit: ms}
+steps:
+  - name: plain
+    targets: [python-grpc]
+    method: Echo
+    connections: 10
+  - name: reuse
+    targets: [python-grpc]
+    method: Echo
+    connections: 1000
+    matrix:
+      requests_per_connection: [1, forever]
+`
+
+// The published table's verdicts come from results.Judge on the summary's intervals: the
+// median's, which at three repeats covers 75 % and gives no verdict, at six 96.9 % and does;
+// the gain's paired t, which claims 95 % at any n.
+func TestPublishedTableVerdicts(t *testing.T) {
+	sc, err := scenario.Parse("verdicts.yaml", []byte(verdictScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
-		name        string
-		ours, pub   float64
-		iv          stats.Interval
-		want, label string
+		repeats     int
+		qps, reuse  string
+		cited, gain string
 	}{
-		{"inside", 12, 18, iv, "consistent: the published value is inside our interval of the gain", "paired t on logs, 95.0 % at n=3 pairs"},
-		{"outside, ours higher", 40, 18, stats.Interval{Lo: 35, Hi: 45, OK: true, Method: stats.MethodPairedLog, Coverage: 0.95, N: 3},
-			"ours higher: the published value is outside our interval of the gain", "n=3 pairs"},
-		{"no interval", 12, 18, stats.Interval{N: 1}, "ours lower (one repeat: no interval to judge by)", ""},
-		{"no value", math.NaN(), 18, iv, "no value of ours", ""},
+		{3, "no verdict: our interval of the median ([min,max], 75.0 % at n=3) covers less than the 95 % a verdict needs; the published value lies outside it",
+			"consistent: the published value is inside our interval of the gain (paired t on logs, 95.0 % at n=3 pairs)", "not measured here", "+19.7 %"},
+		{6, "ours higher: the published value is outside our interval of the median ([min,max], 96.9 % at n=6)",
+			"consistent: the published value is inside our interval of the gain (paired t on logs, 95.0 % at n=6 pairs)", "not measured here", "+19.7 %"},
+		{1, "ours higher (one repeat: no interval to judge by)", "ours higher (one repeat: no interval to judge by)", "not measured here", "+20 %"},
 	} {
-		got := judge(c.ours, c.pub, c.iv, "gain")
-		if !strings.HasPrefix(got, c.want) || !strings.Contains(got, c.label) {
-			t.Errorf("%s: %q, want it to start %q and name %q", c.name, got, c.want, c.label)
+		plan, err := sc.Plan(scenario.PlanOptions{Cores: 2, Repeat: c.repeats})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var recs []record.Record
+		for _, run := range plan.Runs {
+			r := results.FromRun(plan, run)
+			r.Requests = 1000
+			r.LatencyMs = record.Latency{Mean: 1, P99: 2}
+			switch {
+			case run.Step == "plain":
+				r.ThroughputRPS = 1050 + 50*float64(run.Repeat) // 1100, 1150, …: all above 1000
+			case strings.HasSuffix(run.Step, "forever"):
+				r.ThroughputRPS = []float64{1200, 1300, 1100}[(run.Repeat-1)%3]
+			default:
+				r.ThroughputRPS = 1000
+			}
+			recs = append(recs, r)
+		}
+		f := &Folder{Plan: plan, Records: recs, Summary: results.Summarize(plan, recs)}
+		var p page
+		publishedTable(f, &p)
+		if len(p.Published) != 3 {
+			t.Fatalf("%d repeats: rows %+v", c.repeats, p.Published)
+		}
+		for i, want := range []string{c.qps, c.reuse, c.cited} {
+			if got := p.Published[i].Verdict; got != want {
+				t.Errorf("%d repeats, %s: verdict %q, want %q", c.repeats, p.Published[i].Name, got, want)
+			}
+		}
+		if !strings.HasPrefix(p.Published[1].Ours, c.gain) {
+			t.Errorf("%d repeats: our gain %q, want %s", c.repeats, p.Published[1].Ours, c.gain)
 		}
 	}
 }

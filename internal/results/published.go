@@ -16,11 +16,25 @@ type FigureRow struct {
 	TheirCores    int
 	TheirsPerCore float64 // NaN unless per core means something and the cores are known
 	OursPerCore   float64
-	// Versus is the group a gain figure (throughput_gain_percent) divides Group by, and CI the
-	// interval of its Ours (gain.go). Other figures compare one median and leave both empty. A
-	// gain leaves Ratio NaN: a ratio of two gains means little near 0.
+	// CI is the interval of Ours: the exact order-statistic interval of the median (medianFigure)
+	// or, for a gain figure (throughput_gain_percent), the gain's (gain.go). Versus is the group a
+	// gain divides Group by; other figures leave it nil. A gain leaves Ratio NaN: a ratio of two
+	// gains means little near 0. Judge turns Ours, CI and the figure's value into a verdict.
 	Versus *Group
 	CI     stats.Interval
+}
+
+// VerdictText says the row's verdict (Judge) in words; "" for a figure not compared (not measured here,
+// not run, or a gain with nothing to divide by).
+func (r FigureRow) VerdictText() string {
+	if r.Group == nil || (isGain(r.Figure) && r.Versus == nil) {
+		return ""
+	}
+	what := "median"
+	if isGain(r.Figure) {
+		what = "gain"
+	}
+	return VerdictText(r.Ours, r.Figure.Value, r.CI, what)
 }
 
 // published sets each figure beside the matching group of ours.
@@ -52,8 +66,8 @@ func published(plan *scenario.Plan, groups []*Group) []FigureRow {
 				rows = append(rows, row)
 				continue
 			}
-			if v := g.Median(fig.Metric); !math.IsNaN(v) {
-				row.Ours = fig.InUnit(v)
+			if v, ci := medianFigure(g, fig); !math.IsNaN(v) {
+				row.Ours, row.CI = v, ci
 				if fig.Value != 0 {
 					row.Ratio = row.Ours / fig.Value
 				}
@@ -70,6 +84,16 @@ func published(plan *scenario.Plan, groups []*Group) []FigureRow {
 		}
 	}
 	return rows
+}
+
+// medianFigure is the median of g's repeats of the figure's metric, in the figure's unit, with
+// its exact order-statistic interval.
+func medianFigure(g *Group, fig scenario.Figure) (float64, stats.Interval) {
+	xs := g.values(fig.Metric)
+	for i := range xs {
+		xs[i] = fig.InUnit(xs[i])
+	}
+	return stats.Median(xs), stats.MedianCI(xs, CILevel)
 }
 
 // figureGroups finds the groups a figure compares with: its step, target and tool (the step's
