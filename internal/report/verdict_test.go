@@ -49,7 +49,7 @@ func TestPublishedTableVerdicts(t *testing.T) {
 			"consistent: the published value is inside our interval of the gain (paired t on logs, 95.0 % at n=3 pairs)", "not measured here", "+19.7 %"},
 		{6, "ours higher: the published value is outside our interval of the median ([min,max], 96.9 % at n=6)",
 			"consistent: the published value is inside our interval of the gain (paired t on logs, 95.0 % at n=6 pairs)", "not measured here", "+19.7 %"},
-		{1, "ours higher (one repeat: no interval to judge by)", "ours higher (one repeat: no interval to judge by)", "not measured here", "+20 %"},
+		{1, "no verdict: one repeat, no interval (ours is higher)", "no verdict: one repeat, no interval (ours is higher)", "not measured here", "+20 %"},
 	} {
 		plan, err := sc.Plan(scenario.PlanOptions{Cores: 2, Repeat: c.repeats})
 		if err != nil {

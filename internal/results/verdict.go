@@ -69,9 +69,9 @@ func VerdictText(ours, published float64, ci stats.Interval, what string) string
 		return "no value of ours"
 	case VerdictNoInterval:
 		if ours < published {
-			return "ours lower (one repeat: no interval to judge by)"
+			return "no verdict: one repeat, no interval (ours is lower)"
 		}
-		return "ours higher (one repeat: no interval to judge by)"
+		return "no verdict: one repeat, no interval (ours is higher)"
 	case VerdictWithheld:
 		where := "outside"
 		if ci.Contains(published) {

@@ -41,7 +41,7 @@ func TestVerdictText(t *testing.T) {
 				"the published value lies inside it", ""},
 		{"untested method", 12, 40, stats.Interval{Lo: 5, Hi: 30, OK: true, Method: stats.MethodModerated, Coverage: 0.95, N: 3, N2: 3}, "gain",
 			VerdictWithheld, "no verdict: our interval of the gain (moderated t on logs, 95.0 % at n=3+3) has no A/A test", "lies outside it"},
-		{"one repeat", 12, 18, stats.Interval{N: 1}, "gain", VerdictNoInterval, "ours lower (one repeat: no interval to judge by)", ""},
+		{"one repeat", 12, 18, stats.Interval{N: 1}, "gain", VerdictNoInterval, "no verdict: one repeat, no interval (ours is lower)", ""},
 		{"no value", math.NaN(), 18, gain, "gain", VerdictNoValue, "no value of ours", ""},
 	} {
 		v, got := Judge(c.ours, c.pub, c.iv), VerdictText(c.ours, c.pub, c.iv, c.what)
