@@ -82,7 +82,7 @@ func TestPlan(t *testing.T) {
 		"http": {"protobench", "h2load", "k6", "wrk"},
 		"h2c":  {"protobench", "h2load"},
 		// Over TLS our generator is on the libraries already: no protobench-lib row.
-		"grpc-tls": {"protobench", "ghz", "h2load", "k6"},
+		"grpc-tls": {"protobench", "protobench-lib", "ghz", "h2load", "k6"},
 		"https":    {"protobench", "h2load", "k6", "wrk"},
 		"h2":       {"protobench", "h2load"},
 		// connect-go: h2load sends Connect's unary calls too; ghz and k6 speak its gRPC only.

@@ -67,9 +67,9 @@ var protocolSpecs = map[string]protocolSpec{
 	"http": {server: "rest", scheme: targets.HTTP, httpVersion: targets.HTTP1},
 	"h2c":  {server: "rest", scheme: targets.HTTP, httpVersion: targets.HTTP2},
 	// The same servers over TLS: gRPC (ALPN h2), REST over HTTPS/1.1 (http/1.1) and HTTPS/2 (h2,
-	// as ALPN names HTTP/2 over TLS). Over TLS our generator runs each protocol's library path
-	// (docs/tls.md), so there is no separate library row.
-	"grpc-tls": {server: "grpc", scheme: targets.GRPC, tls: true, extra: serverTLSFlags("grpc")},
+	// as ALPN names HTTP/2 over TLS). Our generator's event loops carry TLS records themselves
+	// (netloop/tls.go); protobench-lib is grpc-go's client over crypto/tls beside them.
+	"grpc-tls": {server: "grpc", scheme: targets.GRPC, tls: true, extra: serverTLSFlags("grpc"), libClient: []string{"--grpc-client", "grpc-go"}},
 	"https":    {server: "rest", scheme: targets.HTTP, httpVersion: targets.HTTP1, tls: true, extra: serverTLSFlags("rest")},
 	"h2":       {server: "rest", scheme: targets.HTTP, httpVersion: targets.HTTP2, tls: true, extra: serverTLSFlags("rest")},
 	// connect-go's server in its three wires: Connect over HTTP/1.1 and h2c (protobuf bodies, its

@@ -179,6 +179,11 @@ func (b *bench) runGenerator(ctx context.Context, protocol, name string, srv *se
 	if a.Name() == "k6" {
 		// As in a run's k6 container (compose's k6 service), with a run's default memory cap.
 		env = k6.RuntimeEnv(scenario.DefaultClientMemoryBytes)
+		if inv.CAFile != "" {
+			// As the k6 service's SSL_CERT_FILE on a TLS step: k6's HTTP client trusts the
+			// system's roots only, and Go's crypto/x509 reads them from this file.
+			env = append(env, "SSL_CERT_FILE="+inv.CAFile)
+		}
 	}
 	cmd := hostproc.Pinned(ctx, b.o.clientCore, env, b.tools[name], args...)
 	var stdout, stderr bytes.Buffer

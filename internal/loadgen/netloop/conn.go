@@ -2,19 +2,26 @@ package netloop
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 
 	"github.com/protobench/protobench/internal/loadgen"
 )
 
 // Conn is a session's socket with its output and input buffers. Sessions append requests to Out
-// and parse In[:N]; Serve writes and reads.
+// and parse In[:N]; Serve writes and reads. With TLS set, Out and In hold plaintext and the
+// socket carries TLS records (tls.go).
 type Conn struct {
 	FD   int
 	Out  []byte // bytes waiting to be written
 	In   []byte
 	N    int // bytes held in In
 	Wire *loadgen.WireBytes
+	// TLS, when set, makes Dial complete a TLS handshake with it; the Wire counts records.
+	TLS *tls.Config
+
+	tc  *tls.Conn
+	rec *records
 
 	watchOut bool // the poller watches for writability
 	due      bool // in the loop's due list
@@ -36,6 +43,13 @@ func (c *Conn) Dial(ctx context.Context, addr string) error {
 	if c.In == nil {
 		c.In = make([]byte, initialReadBytes)
 	}
+	if c.TLS == nil {
+		return nil
+	}
+	if err := c.startTLS(ctx); err != nil {
+		_ = c.Close()
+		return &loadgen.TLSError{Address: addr, Err: err}
+	}
 	return nil
 }
 
@@ -45,17 +59,35 @@ func (c *Conn) Close() error {
 		return nil
 	}
 	err := Close(c.FD)
-	c.FD = -1
+	c.FD, c.tc, c.rec = -1, nil, nil
 	return err
 }
 
-// Flush writes as much of Out as the socket takes.
+// Pending reports whether output waits to be written (requests, or over TLS their records).
+func (c *Conn) Pending() bool { return len(c.Out) > 0 || (c.rec != nil && len(c.rec.out) > 0) }
+
+// Flush writes as much of the output as the socket takes; over TLS it first encrypts all of Out
+// as one record (crypto/tls splits what exceeds a record's 16 KiB).
 func (c *Conn) Flush() error {
-	for len(c.Out) > 0 {
-		n, err := Write(c.FD, c.Out)
+	if c.tc == nil {
+		return c.write(&c.Out)
+	}
+	if len(c.Out) > 0 {
+		if _, err := c.tc.Write(c.Out); err != nil {
+			return err
+		}
+		c.Out = c.Out[:0]
+	}
+	return c.write(&c.rec.out)
+}
+
+// write writes as much of *buf as the socket takes and keeps the rest in *buf.
+func (c *Conn) write(buf *[]byte) error {
+	for len(*buf) > 0 {
+		n, err := Write(c.FD, *buf)
 		if n > 0 {
 			c.Wire.Sent.Add(int64(n))
-			c.Out = c.Out[:copy(c.Out, c.Out[n:])]
+			*buf = (*buf)[:copy(*buf, (*buf)[n:])]
 		}
 		if err != nil {
 			if IsAgain(err) {
@@ -72,6 +104,9 @@ func (c *Conn) Flush() error {
 func (c *Conn) ReadOnce() error {
 	if c.In == nil {
 		c.In = make([]byte, initialReadBytes)
+	}
+	if c.tc != nil {
+		return c.readTLS()
 	}
 	if c.N == len(c.In) {
 		c.In = append(c.In, make([]byte, len(c.In))...)
@@ -104,11 +139,11 @@ func (c *Conn) Handshake(ctx context.Context, addr, what string, done func() (bo
 		return &loadgen.DialError{Address: addr, Err: fmt.Errorf("%s: %w", what, err)}
 	}
 	for {
-		for len(c.Out) > 0 {
+		for c.Pending() {
 			if err := c.Flush(); err != nil {
 				return fail(err)
 			}
-			if len(c.Out) > 0 {
+			if c.Pending() {
 				if err := WaitFD(ctx, c.FD, PollOut); err != nil {
 					return fail(err)
 				}

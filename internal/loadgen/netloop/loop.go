@@ -100,7 +100,7 @@ func Serve(ctx context.Context, sessions []Session, p *loadgen.Pipe, opts Option
 				continue
 			}
 			c := s.Conn()
-			if ev.Writable && len(c.Out) > 0 {
+			if ev.Writable && c.Pending() {
 				if err := l.flush(s); err != nil {
 					if err := l.replace(ctx, s, err); err != nil {
 						return err
@@ -184,7 +184,7 @@ func (l *loop) send(ctx context.Context) error {
 				return err
 			}
 		}
-		if len(c.Out) > 0 {
+		if c.Pending() {
 			if err := l.flush(s); err != nil {
 				if err := l.replace(ctx, s, err); err != nil {
 					return err
@@ -204,7 +204,7 @@ func (l *loop) flush(s Session) error {
 	if err := c.Flush(); err != nil {
 		return err
 	}
-	if want := len(c.Out) > 0; want != c.watchOut {
+	if want := c.Pending(); want != c.watchOut {
 		if err := l.poll.WatchOutput(c.FD, want); err != nil {
 			return err
 		}

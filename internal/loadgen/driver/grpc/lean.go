@@ -39,7 +39,7 @@ const (
 // Multiplexes implements loadgen.Multiplexer: unary calls in the closed model whose request fits
 // one DATA frame run on the lean client, unless --grpc-client grpc-go.
 func (Driver) Multiplexes(cfg *loadgen.Config) bool {
-	if cfg.Open() || cfg.Churns() || !netloop.Supported || cfg.TLS != nil || cfg.Options["grpc_client"] == ClientGRPCGo || cfg.Method == contract.MethodEchoStream {
+	if cfg.Open() || cfg.Churns() || !netloop.Supported || cfg.Options["grpc_client"] == ClientGRPCGo || cfg.Method == contract.MethodEchoStream {
 		return false
 	}
 	msg, _, err := leanRequest(cfg)
@@ -116,6 +116,7 @@ func dialLean(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes)
 		LostCode:  lostCode,
 		GoingAway: errGoingAway,
 		Handshake: "gRPC connection not ready: no HTTP/2 SETTINGS",
+		TLS:       cfg.TLS,
 	}, wire)
 	return s, s.Connect(ctx)
 }

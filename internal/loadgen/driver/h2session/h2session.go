@@ -5,7 +5,9 @@ package h2session
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/protobench/protobench/internal/loadgen"
@@ -38,6 +40,8 @@ type Protocol struct {
 	GoingAway error
 	// Handshake says what failed when the server sends no SETTINGS.
 	Handshake string
+	// TLS, when set, carries the connection over TLS with ALPN h2 (the :scheme is then https).
+	TLS *tls.Config
 }
 
 // Session is one HTTP/2 connection: a netloop.Session and a loadgen.Conn.
@@ -50,7 +54,19 @@ type Session struct {
 
 // New returns a session that is not connected yet (see Connect).
 func New(p Protocol, wire *loadgen.WireBytes) *Session {
+	if p.TLS != nil {
+		p.TLS = loadgen.WithALPN(p.TLS, "h2")
+		fields := make([]h2wire.Field, len(p.Fields))
+		for i, f := range p.Fields {
+			if f.Name == ":scheme" {
+				f.Value = "https"
+			}
+			fields[i] = f
+		}
+		p.Fields = fields
+	}
 	s := &Session{p: p, conn: netloop.NewConn(wire)}
+	s.conn.TLS = p.TLS
 	s.h2.Out = &s.conn.Out
 	s.h2.Keep = p.Keep
 	return s
@@ -72,6 +88,12 @@ func (s *Session) Conn() *netloop.Conn { return s.conn }
 func (s *Session) Connect(ctx context.Context) error {
 	if err := s.conn.Dial(ctx, s.p.Address); err != nil {
 		return err
+	}
+	if st, ok := s.conn.TLSState(); ok && st.NegotiatedProtocol != "h2" {
+		// HTTP/2 over TLS is what ALPN h2 names (RFC 9113, section 3.2); without it the server
+		// would read our preface as HTTP/1.1.
+		_ = s.conn.Close()
+		return &loadgen.TLSError{Address: s.p.Address, Err: fmt.Errorf("the server did not accept ALPN h2 (it chose %q)", st.NegotiatedProtocol)}
 	}
 	s.h2.Reset()
 	err := s.conn.Handshake(ctx, s.p.Address, s.p.Handshake, func() (bool, error) {

@@ -34,6 +34,7 @@ func newH2Session(cfg *loadgen.Config, c *conn) *h2session.Session {
 		},
 		GoingAway: errGoingAway,
 		Handshake: "no HTTP/2 (h2c) SETTINGS from the server",
+		TLS:       cfg.TLS,
 	}, c.wire)
 }
 

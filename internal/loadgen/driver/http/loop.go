@@ -16,7 +16,7 @@ import (
 func (d Driver) Multiplexes(cfg *loadgen.Config) bool { return d.multiplexed(cfg) }
 
 func (d Driver) multiplexed(cfg *loadgen.Config) bool {
-	if cfg.Open() || cfg.Churns() || !netloop.Supported || cfg.TLS != nil {
+	if cfg.Open() || cfg.Churns() || !netloop.Supported {
 		return false
 	}
 	if http2(cfg) {
@@ -63,6 +63,7 @@ func (c *conn) Close() error {
 func (c *conn) dialSockets(ctx context.Context, n int) error {
 	for i := 0; i < n; i++ {
 		s := &rawSock{c: c, sock: netloop.NewConn(c.wire)}
+		s.sock.TLS = c.cfg.TLS
 		if err := s.Connect(ctx); err != nil {
 			_ = c.Close()
 			return err

@@ -30,7 +30,7 @@ const (
 
 // Multiplexes implements loadgen.Multiplexer.
 func (Driver) Multiplexes(cfg *loadgen.Config) bool {
-	return !cfg.Open() && !cfg.Churns() && netloop.Supported && cfg.TLS == nil && cfg.Options["netrpc_client"] != ClientNetRPC
+	return !cfg.Open() && !cfg.Churns() && netloop.Supported && cfg.Options["netrpc_client"] != ClientNetRPC
 }
 
 // leanConn is one net/rpc connection of the lean client: a netloop.Session.
@@ -75,6 +75,7 @@ func dialLean(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes)
 		return nil, err
 	}
 	c := &leanConn{cfg: cfg, slots: cfg.Concurrency, call: w, conn: netloop.NewConn(wire)}
+	c.conn.TLS = cfg.TLS
 	return c, c.Connect(ctx)
 }
 
