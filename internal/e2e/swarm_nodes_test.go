@@ -18,6 +18,7 @@ import (
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/swarm/nodes"
+	"github.com/protobench/protobench/internal/swarm/swarmtest"
 	"github.com/protobench/protobench/internal/tool/protobenchtool"
 )
 
@@ -61,7 +62,7 @@ func TestSwarmThreeNodes(t *testing.T) {
 		}
 	}
 	project := fmt.Sprintf("pbtest-nodes-%d", os.Getpid())
-	t.Cleanup(func() { removeSwarmProject(t, docker, project) })
+	t.Cleanup(func() { swarmtest.RemoveProject(t, docker, project) })
 
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results")
@@ -239,24 +240,6 @@ func checkNothingLeft(t *testing.T, docker, project string) {
 			t.Errorf("image reference of project %s left behind: %s", project, ref)
 		}
 	}
-}
-
-// removeSwarmProject removes the test's services and networks, by its project label only.
-func removeSwarmProject(t *testing.T, docker, project string) {
-	t.Helper()
-	label := "label=protobench.project=" + project
-	if out, _ := exec.Command(docker, "service", "ls", "--quiet", "--filter", label).Output(); len(out) > 0 {
-		_ = exec.Command(docker, append([]string{"service", "rm"}, strings.Fields(string(out))...)...).Run()
-	}
-	for i := 0; i < 20; i++ {
-		out, _ := exec.Command(docker, "network", "ls", "--quiet", "--filter", label).Output()
-		if len(out) == 0 {
-			return
-		}
-		_ = exec.Command(docker, append([]string{"network", "rm"}, strings.Fields(string(out))...)...).Run()
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Errorf("networks labelled protobench.project=%s still there", project)
 }
 
 // nodesOnly is the headline in cleartext and over TLS 1.3, our generator only: its load splits

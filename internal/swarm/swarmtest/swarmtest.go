@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/protobench/protobench/internal/swarm"
 )
 
 // LockFile serialises the swarm tests of all packages (and of a helper's manual experiments).
@@ -124,6 +126,26 @@ func Leave(t testing.TB, docker string, hadGwbridge bool) {
 		time.Sleep(250 * time.Millisecond)
 	}
 	t.Errorf("docker network rm docker_gwbridge: %s", last)
+}
+
+// RemoveProject removes every service, network, config and secret labelled
+// protobench.project=project, and nothing else, the way a run's teardown does
+// (swarm.Client.RemoveAll: services first, then, once their containers on this node are gone,
+// the rest), and fails the test if anything is left after two minutes. A test calls it at
+// cleanup, and before or between its own steps.
+//
+// RemoveAll waits for the containers of the removed services on this daemon. A replicated-job's
+// container stays after its service is removed (moby/moby#42789), so the tasks a test runs once
+// are replicated services never restarted (--replicas 1 --restart-condition none), as the runner's
+// jobs are (swarm.Job); tasks on other nodes (internal/swarm/nodes) are their daemons' to remove.
+func RemoveProject(t testing.TB, docker, project string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := &swarm.Client{Docker: docker, Project: project}
+	if err := c.RemoveAll(ctx); err != nil {
+		t.Errorf("removing swarm project %s: %v", project, err)
+	}
 }
 
 // ComposeStack holds the swarm tests off while a test runs a compose stack: a swarm test's
