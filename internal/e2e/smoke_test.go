@@ -159,7 +159,7 @@ func checkDashboardQueries(ctx context.Context, t *testing.T, pc *prom.Client, r
 			case err != nil:
 				t.Errorf("%s: dashboard query %s: %v", name, q.Name, err)
 			case len(series) > 0:
-			case q.Expect.Wants(liveMetrics(r.Tool), r.CPUMicrosPerRequest > 0):
+			case q.Expect.Wants(tool.LiveMetricsOf(r.Tool), r.CPUMicrosPerRequest > 0):
 				t.Errorf("%s: dashboard query %s returned no data over the step's window %s to %s:\n\t%s",
 					name, q.Name, start.UTC().Format(time.TimeOnly), end.UTC().Format(time.TimeOnly), q.Expr)
 			default:
@@ -293,13 +293,4 @@ func checkTLSRecord(t *testing.T, name string, r record.Record) {
 				name, r.RequestsPerConnection, r.TLS.HandshakesPerSec, r.ThroughputRPS)
 		}
 	}
-}
-
-// liveMetrics is how tool's live metrics reach Prometheus, from its adapter.
-func liveMetrics(name string) string {
-	a, ok := tool.Lookup(name)
-	if !ok {
-		return ""
-	}
-	return a.Capabilities().LiveMetrics
 }
