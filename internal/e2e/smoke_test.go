@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,30 +26,20 @@ import (
 )
 
 func TestSmokeEndToEnd(t *testing.T) {
-	bin, root := requireE2E(t, "the smoke scenario through the compose stack")
+	c := requireE2E(t, "the smoke scenario through the compose stack")
 	swarmtest.ComposeStack(t)
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 
-	run := func(ctx context.Context, args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "PROTOBENCH_ROOT="+root)
-		var buf bytes.Buffer
-		cmd.Stdout = &buf
-		cmd.Stderr = &buf
-		err := cmd.Run()
-		return buf.String(), err
-	}
 	// --keep-up leaves Prometheus running so this test can look at what it recorded.
 	t.Cleanup(func() {
-		if out, err := run(context.Background(), "down"); err != nil {
+		if out, err := c.run(context.Background(), "down"); err != nil {
 			t.Logf("protobench down: %v\n%s", err, out)
 		}
 	})
 	started := time.Now()
-	output, err := run(ctx, "run", "smoke", "--out", out, "--keep-up")
+	output, err := c.run(ctx, "run", "smoke", "--out", out, "--keep-up")
 	t.Logf("protobench run smoke (%s):\n%s", time.Since(started).Round(time.Second), output)
 	if err != nil {
 		t.Fatalf("protobench run smoke: %v", err)

@@ -43,10 +43,7 @@ func TestSwarmObservability(t *testing.T) {
 // dockerd in its own network namespace, joined over a LAN of veth pairs) that runs the server:
 // targets on both nodes, each with its own node label, and both nodes in nodeinfo.
 func TestSwarmObservabilityTwoNodes(t *testing.T) {
-	docker := os.Getenv("PROTOBENCH_DOCKER")
-	if docker == "" {
-		docker = "docker"
-	}
+	docker := swarmtest.Docker()
 	requireImages(t, &dockerCLI{t: t, bin: docker})
 	// Names and a LAN of its own, apart from the nodes package's and the e2e tests'.
 	c, sw := nodes.Use(t, nodes.Options{Docker: docker, Name: "pbh3obs", HostAddr: "10.77.3.1"})

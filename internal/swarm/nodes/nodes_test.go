@@ -18,10 +18,7 @@ import (
 // across the LAN, and from node 3 to node 2, node to node through the LAN's bridge. Each node's
 // image store starts empty. Then it checks that Close left nothing behind.
 func TestServerOnNodeTwoClientsOnNodesOneAndThree(t *testing.T) {
-	docker := os.Getenv("PROTOBENCH_DOCKER")
-	if docker == "" {
-		docker = "docker"
-	}
+	docker := swarmtest.Docker()
 	const image = "protobench/base:latest" // perl and bash: a server and a client without a build
 	if out, err := exec.Command(docker, "image", "inspect", "--format", "{{.ID}}", image).CombinedOutput(); err != nil {
 		t.Skipf("needs %s (./run.sh images build): %s", image, strings.TrimSpace(string(out)))

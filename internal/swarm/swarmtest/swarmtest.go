@@ -42,6 +42,14 @@ type Options struct {
 	AdvertiseAddr string
 }
 
+// Docker is the docker CLI the swarm tests run: PROTOBENCH_DOCKER, or docker on the PATH.
+func Docker() string {
+	if d := os.Getenv("PROTOBENCH_DOCKER"); d != "" {
+		return d
+	}
+	return "docker"
+}
+
 // Use returns a swarm manager for the test, or skips the test when Docker is unreachable or
 // this daemon is a swarm worker.
 func Use(t testing.TB) *Swarm { return UseWith(t, Options{}) }
@@ -49,10 +57,7 @@ func Use(t testing.TB) *Swarm { return UseWith(t, Options{}) }
 // UseWith is Use with options for the swarm it may create.
 func UseWith(t testing.TB, o Options) *Swarm {
 	t.Helper()
-	docker := os.Getenv("PROTOBENCH_DOCKER")
-	if docker == "" {
-		docker = "docker"
-	}
+	docker := Docker()
 	if out, err := run(docker, "version", "--format", "{{.Server.Version}}"); err != nil {
 		t.Skipf("docker unreachable: %v: %s", err, out)
 	}
