@@ -190,7 +190,7 @@ func TestOverviewQueriesFollowSteps(t *testing.T) {
 				switch {
 				case err != nil:
 					t.Errorf("%s %s: %v", s.step, q.Name, err)
-				case wantData && q.Expect.Wants(liveMetricsOf(s.step.Tool), true) && len(series) == 0:
+				case wantData && q.Expect.Wants(tool.LiveMetricsOf(s.step.Tool), true) && len(series) == 0:
 					t.Errorf("%s: %s returned no data:\n\t%s", s.step, q.Name, q.Expr)
 				case !wantData && len(series) > 0:
 					t.Errorf("%s: %s shows %v for run %q, which never was:\n\t%s", s.step, q.Name, series[0].Labels, runID, q.Expr)
@@ -209,22 +209,13 @@ func TestOverviewQueriesFollowSteps(t *testing.T) {
 	}
 }
 
-// liveMetricsOf is how tool's live metrics reach Prometheus, from its adapter.
-func liveMetricsOf(name string) string {
-	a, ok := tool.Lookup(name)
-	if !ok {
-		return ""
-	}
-	return a.Capabilities().LiveMetrics
-}
-
 // TestLiveClientPanelsHaveATool: the client panels are required of the tools that declare how
 // their metrics reach Prometheus; if no tool declared a kind, its panels would never be checked.
 func TestLiveClientPanelsHaveATool(t *testing.T) {
 	for e, kind := range map[Expect]string{ExpectLiveClient: tool.LiveScrape, ExpectK6: tool.LiveRemoteWrite} {
 		var by []string
 		for _, name := range tool.Names() {
-			if liveMetricsOf(name) == kind && e.Wants(kind, false) {
+			if tool.LiveMetricsOf(name) == kind && e.Wants(kind, false) {
 				by = append(by, name)
 			}
 		}

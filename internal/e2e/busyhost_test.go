@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -43,7 +42,7 @@ steps:
 // tool's core (client_cores.others_percent at the busy-host threshold or above, the flag, the
 // summary's line, and compare's warning); the quiet run must not.
 func TestBusyHost(t *testing.T) {
-	bin, root := requireE2E(t, "a run beside a spinning process (busy-host)")
+	c := requireE2E(t, "a run beside a spinning process (busy-host)")
 	taskset, err := exec.LookPath("taskset")
 	if err != nil {
 		t.Skipf("taskset (util-linux) is not installed: %v", err)
@@ -58,15 +57,10 @@ func TestBusyHost(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	run := func(name string, args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "PROTOBENCH_ROOT="+root)
-		var buf bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &buf, &buf
 		started := time.Now()
-		err := cmd.Run()
-		t.Logf("%s (%s):\n%s", name, time.Since(started).Round(time.Second), buf.String())
-		return buf.String(), err
+		out, err := c.run(ctx, args...)
+		t.Logf("%s (%s):\n%s", name, time.Since(started).Round(time.Second), out)
+		return out, err
 	}
 	measure := func(name string) (string, record.Record, scenario.Layout) {
 		out := filepath.Join(dir, name)

@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,26 +43,17 @@ steps:
 `
 
 func TestCustomTargetEndToEnd(t *testing.T) {
-	bin, root := requireE2E(t, "a custom target through the compose stack")
+	c := requireE2E(t, "a custom target through the compose stack")
 	swarmtest.ComposeStack(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	run := func(ctx context.Context, args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "PROTOBENCH_ROOT="+root)
-		var buf bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &buf, &buf
-		err := cmd.Run()
-		return buf.String(), err
-	}
 	// The user's server: our Python image, which the Dockerfile below builds on.
-	if out, err := run(ctx, "images", "build", "python-grpc"); err != nil {
+	if out, err := c.run(ctx, "images", "build", "python-grpc"); err != nil {
 		t.Fatalf("protobench images build python-grpc: %v\n%s", err, out)
 	}
 
 	dir := t.TempDir()
-	proto, err := os.ReadFile(filepath.Join(root, "proto", "protobench", "v1", "bench.proto"))
+	proto, err := os.ReadFile(filepath.Join(c.root, "proto", "protobench", "v1", "bench.proto"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +73,7 @@ func TestCustomTargetEndToEnd(t *testing.T) {
 	}
 	out := filepath.Join(dir, "results")
 	started := time.Now()
-	output, err := run(ctx, "run", filepath.Join(dir, "custom-e2e.yaml"), "--out", out)
+	output, err := c.run(ctx, "run", filepath.Join(dir, "custom-e2e.yaml"), "--out", out)
 	t.Logf("protobench run custom-e2e.yaml (%s):\n%s", time.Since(started).Round(time.Second), output)
 	if err != nil {
 		t.Fatalf("protobench run: %v", err)

@@ -53,23 +53,21 @@ type cliRun struct {
 }
 
 type faultEnv struct {
-	bin, root string
-	work      string
+	cli
+	work string
 }
 
 func newFaultEnv(t *testing.T) *faultEnv {
 	t.Helper()
-	bin, root := requireE2E(t, "the fault tests against the compose stack")
+	c := requireE2E(t, "the fault tests against the compose stack")
 	swarmtest.ComposeStack(t)
-	return &faultEnv{bin: bin, root: root, work: t.TempDir()}
+	return &faultEnv{cli: c, work: t.TempDir()}
 }
 
 // start runs the CLI with args and extra environment.
 func (e *faultEnv) start(t *testing.T, env []string, args ...string) *cliRun {
 	t.Helper()
-	cmd := exec.Command(e.bin, args...)
-	cmd.Dir = e.root
-	cmd.Env = append(append(os.Environ(), "PROTOBENCH_ROOT="+e.root), env...)
+	cmd := e.command(context.Background(), env, args...)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

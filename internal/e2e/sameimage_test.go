@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -50,20 +48,11 @@ steps:
 // stack and finds no change: the paired ratio's interval holds 1. It also checks what the
 // comparison rests on: the order seed and the host speed index in run.json.
 func TestSameImageTwiceEndToEnd(t *testing.T) {
-	bin, root := requireE2E(t, "one image as two targets through the compose stack")
+	c := requireE2E(t, "one image as two targets through the compose stack")
 	swarmtest.ComposeStack(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	run := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "PROTOBENCH_ROOT="+root)
-		var buf bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &buf, &buf
-		err := cmd.Run()
-		return buf.String(), err
-	}
-	if out, err := run("images", "build", "python-grpc"); err != nil {
+	if out, err := c.run(ctx, "images", "build", "python-grpc"); err != nil {
 		t.Fatalf("protobench images build python-grpc: %v\n%s", err, out)
 	}
 	dir := t.TempDir()
@@ -73,7 +62,7 @@ func TestSameImageTwiceEndToEnd(t *testing.T) {
 	}
 	out := filepath.Join(dir, "results")
 	started := time.Now()
-	output, err := run("run", file, "--out", out)
+	output, err := c.run(ctx, "run", file, "--out", out)
 	t.Logf("protobench run same-image-e2e.yaml (%s):\n%s", time.Since(started).Round(time.Second), output)
 	if err != nil {
 		t.Fatalf("protobench run: %v", err)

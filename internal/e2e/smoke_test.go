@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,30 +26,20 @@ import (
 )
 
 func TestSmokeEndToEnd(t *testing.T) {
-	bin, root := requireE2E(t, "the smoke scenario through the compose stack")
+	c := requireE2E(t, "the smoke scenario through the compose stack")
 	swarmtest.ComposeStack(t)
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 
-	run := func(ctx context.Context, args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "PROTOBENCH_ROOT="+root)
-		var buf bytes.Buffer
-		cmd.Stdout = &buf
-		cmd.Stderr = &buf
-		err := cmd.Run()
-		return buf.String(), err
-	}
 	// --keep-up leaves Prometheus running so this test can look at what it recorded.
 	t.Cleanup(func() {
-		if out, err := run(context.Background(), "down"); err != nil {
+		if out, err := c.run(context.Background(), "down"); err != nil {
 			t.Logf("protobench down: %v\n%s", err, out)
 		}
 	})
 	started := time.Now()
-	output, err := run(ctx, "run", "smoke", "--out", out, "--keep-up")
+	output, err := c.run(ctx, "run", "smoke", "--out", out, "--keep-up")
 	t.Logf("protobench run smoke (%s):\n%s", time.Since(started).Round(time.Second), output)
 	if err != nil {
 		t.Fatalf("protobench run smoke: %v", err)
@@ -159,7 +148,7 @@ func checkDashboardQueries(ctx context.Context, t *testing.T, pc *prom.Client, r
 			case err != nil:
 				t.Errorf("%s: dashboard query %s: %v", name, q.Name, err)
 			case len(series) > 0:
-			case q.Expect.Wants(liveMetrics(r.Tool), r.CPUMicrosPerRequest > 0):
+			case q.Expect.Wants(tool.LiveMetricsOf(r.Tool), r.CPUMicrosPerRequest > 0):
 				t.Errorf("%s: dashboard query %s returned no data over the step's window %s to %s:\n\t%s",
 					name, q.Name, start.UTC().Format(time.TimeOnly), end.UTC().Format(time.TimeOnly), q.Expr)
 			default:
@@ -293,13 +282,4 @@ func checkTLSRecord(t *testing.T, name string, r record.Record) {
 				name, r.RequestsPerConnection, r.TLS.HandshakesPerSec, r.ThroughputRPS)
 		}
 	}
-}
-
-// liveMetrics is how tool's live metrics reach Prometheus, from its adapter.
-func liveMetrics(name string) string {
-	a, ok := tool.Lookup(name)
-	if !ok {
-		return ""
-	}
-	return a.Capabilities().LiveMetrics
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -18,6 +17,7 @@ import (
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/swarm/nodes"
+	"github.com/protobench/protobench/internal/swarm/swarmtest"
 	"github.com/protobench/protobench/internal/tool/protobenchtool"
 )
 
@@ -37,11 +37,8 @@ import (
 // machine refuses a step of the set-up, the test skips with the command that failed and its
 // output.
 func TestSwarmThreeNodes(t *testing.T) {
-	bin, root := requireE2E(t, "a gRPC step split across two client nodes of a three-node swarm (--engine swarm)")
-	docker := os.Getenv("PROTOBENCH_DOCKER")
-	if docker == "" {
-		docker = "docker"
-	}
+	pb := requireE2E(t, "a gRPC step split across two client nodes of a three-node swarm (--engine swarm)")
+	docker := swarmtest.Docker()
 	// Names and a LAN apart from the nodes package's own test, which may run at once.
 	c, sw := nodes.Use(t, nodes.Options{Docker: docker, Name: "pbe2e", Nodes: 2, HostAddr: "10.77.2.1"})
 	server, client := c.Nodes[0], c.Nodes[1]
@@ -61,18 +58,13 @@ func TestSwarmThreeNodes(t *testing.T) {
 		}
 	}
 	project := fmt.Sprintf("pbtest-nodes-%d", os.Getpid())
-	t.Cleanup(func() { removeSwarmProject(t, docker, project) })
+	t.Cleanup(func() { swarmtest.RemoveProject(t, docker, project) })
 
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results")
-	cmd := exec.CommandContext(ctx, bin, "run", "grpc-vs-rest", "--quick", "--only", nodesOnly, "--engine", "swarm", "--project", project, "--out", out, "--docker", docker)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "PROTOBENCH_ROOT="+root)
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
 	started := time.Now()
-	err := cmd.Run()
-	t.Logf("protobench run --engine swarm on three nodes (%s):\n%s", time.Since(started).Round(time.Second), buf.String())
+	output, err := pb.run(ctx, "run", "grpc-vs-rest", "--quick", "--only", nodesOnly, "--engine", "swarm", "--project", project, "--out", out, "--docker", docker)
+	t.Logf("protobench run --engine swarm on three nodes (%s):\n%s", time.Since(started).Round(time.Second), output)
 	if err != nil {
 		t.Errorf("protobench run --engine swarm: %v", err)
 	}
@@ -98,7 +90,7 @@ func TestSwarmThreeNodes(t *testing.T) {
 	clients := []string{manager, client.Hostname}
 	sort.Strings(clients)
 	split := 0
-	checkMainJobRecords(t, root, nodesOnly, recs, func(name string, r record.Record) {
+	checkMainJobRecords(t, pb.root, nodesOnly, recs, func(name string, r record.Record) {
 		if r.Engine != "swarm" || !strings.HasPrefix(r.Placement, "server="+server.Hostname+" client=") {
 			t.Errorf("%s: engine %q, placement %q; want swarm, the server on %s", name, r.Engine, r.Placement, server.Hostname)
 		}
@@ -239,24 +231,6 @@ func checkNothingLeft(t *testing.T, docker, project string) {
 			t.Errorf("image reference of project %s left behind: %s", project, ref)
 		}
 	}
-}
-
-// removeSwarmProject removes the test's services and networks, by its project label only.
-func removeSwarmProject(t *testing.T, docker, project string) {
-	t.Helper()
-	label := "label=protobench.project=" + project
-	if out, _ := exec.Command(docker, "service", "ls", "--quiet", "--filter", label).Output(); len(out) > 0 {
-		_ = exec.Command(docker, append([]string{"service", "rm"}, strings.Fields(string(out))...)...).Run()
-	}
-	for i := 0; i < 20; i++ {
-		out, _ := exec.Command(docker, "network", "ls", "--quiet", "--filter", label).Output()
-		if len(out) == 0 {
-			return
-		}
-		_ = exec.Command(docker, append([]string{"network", "rm"}, strings.Fields(string(out))...)...).Run()
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Errorf("networks labelled protobench.project=%s still there", project)
 }
 
 // nodesOnly is the headline in cleartext and over TLS 1.3, our generator only: its load splits

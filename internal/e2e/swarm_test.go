@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,7 +26,7 @@ import (
 // GOMAXPROCS from its CPU limit and not throttled, run.json's swarm section, and afterwards
 // nothing of the project's left and the swarm as it was.
 func TestSwarmEndToEnd(t *testing.T) {
-	bin, root := requireE2E(t, "the main job's headline and cross-check on a single-node swarm (--engine swarm)")
+	c := requireE2E(t, "the main job's headline and cross-check on a single-node swarm (--engine swarm)")
 	sw := swarmtest.Use(t)
 	project := fmt.Sprintf("pbtest-swarm-%d", os.Getpid())
 	before := swarmState(t, sw.Docker, project)
@@ -35,14 +34,9 @@ func TestSwarmEndToEnd(t *testing.T) {
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 18*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", "grpc-vs-rest", "--quick", "--only", swarmOnly, "--engine", "swarm", "--out", out, "--project", project, "--docker", sw.Docker)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "PROTOBENCH_ROOT="+root)
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
 	started := time.Now()
-	err := cmd.Run()
-	t.Logf("protobench run --engine swarm (%s):\n%s", time.Since(started).Round(time.Second), buf.String())
+	output, err := c.run(ctx, "run", "grpc-vs-rest", "--quick", "--only", swarmOnly, "--engine", "swarm", "--out", out, "--project", project, "--docker", sw.Docker)
+	t.Logf("protobench run --engine swarm (%s):\n%s", time.Since(started).Round(time.Second), output)
 	if err != nil {
 		t.Errorf("protobench run --engine swarm: %v", err)
 	}
@@ -64,7 +58,7 @@ func TestSwarmEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkMainJobRecords(t, root, swarmOnly, recs, func(name string, r record.Record) {
+	checkMainJobRecords(t, c.root, swarmOnly, recs, func(name string, r record.Record) {
 		if r.Engine != "swarm" || r.Placement != "single-node" || !r.HasFlag(record.FlagSharedCores) {
 			t.Errorf("%s: engine %q placement %q flags %v", name, r.Engine, r.Placement, r.Flags)
 		}

@@ -103,6 +103,10 @@ type OneOff struct {
 	// swarm): each part's arguments, and merge, which turns the parts' files (by base name)
 	// into the files one generator would have written. nil: the tool's load cannot be split.
 	Parts func(n int) (args [][]string, merge func(files map[string][]byte) (map[string][]byte, error), err error)
+	// LiveMetrics is how the tool's own metrics reach Prometheus during the run
+	// (tool.Capabilities.LiveMetrics): an engine that must point Prometheus at the tool (swarm's
+	// service discovery) does so for tool.LiveScrape.
+	LiveMetrics string
 	// Window, when set, receives when the tool itself started and ended, from an engine whose
 	// Run takes noticeably longer than the tool (a swarm job is scheduled, then hands its
 	// output back); left zero, the caller's clock around Run stands.

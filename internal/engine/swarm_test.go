@@ -6,6 +6,7 @@ import (
 
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/swarm"
+	"github.com/protobench/protobench/internal/tool"
 )
 
 func node(id, host, role string, self bool, labels ...string) swarm.Node {
@@ -95,5 +96,27 @@ func TestCapabilities(t *testing.T) {
 	}
 	if d := NewDryCompose(DryOptions{}).Capabilities(); d.Name != NameCompose || d.PinsCores || d.HostCores {
 		t.Errorf("dry run of compose: %+v", d)
+	}
+}
+
+// TestToolScrape: a tool job is labelled for Prometheus when the tool declares its live metrics
+// scraped, whatever its service is called, and not otherwise.
+func TestToolScrape(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    OneOff
+		job  string
+		port int
+	}{
+		{"scraped", OneOff{Service: "loadgen", LiveMetrics: tool.LiveScrape}, "loadgen", 9102},
+		{"scraped under another service", OneOff{Service: "mygen", LiveMetrics: tool.LiveScrape}, "loadgen", 9102},
+		{"remote write", OneOff{Service: "k6", LiveMetrics: tool.LiveRemoteWrite}, "", 0},
+		{"the loadgen service without live metrics", OneOff{Service: "loadgen"}, "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if job, port := toolScrape(tc.o); job != tc.job || port != tc.port {
+				t.Errorf("toolScrape = %q %d, want %q %d", job, port, tc.job, tc.port)
+			}
+		})
 	}
 }

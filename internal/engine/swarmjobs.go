@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/protobench/protobench/internal/results"
-	"github.com/protobench/protobench/internal/swarm"
 	"os"
 	"path/filepath"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/swarm"
+	"github.com/protobench/protobench/internal/tool"
 )
 
 // Run runs a tool as a run-once job (swarm.RunJob) on a client node, or, when several client nodes share a
@@ -162,9 +164,7 @@ func (s *Swarm) toolJobs(ctx context.Context, o OneOff, env map[string]string) (
 		f := s.from(o.Service, env)
 		f.Name = fmt.Sprintf("%s-%d", o.Name, seq)
 		f.Role = s.place.constraint(swarm.RoleClient)
-		if o.Service == "loadgen" {
-			f.Scrape, f.ScrapePort = "loadgen", 9102
-		}
+		f.Scrape, f.ScrapePort = toolScrape(o)
 		spec := swarm.Translate(cs, f)
 		if len(argv) > 1 {
 			spec.Constraints = append(spec.Constraints, "node.id=="+clients[k].ID)
@@ -178,4 +178,19 @@ func (s *Swarm) toolJobs(ctx context.Context, o OneOff, env map[string]string) (
 		jobs[k] = swarm.Job{Spec: spec, RawDir: rawMountPath, Inputs: inputs}
 	}
 	return jobs, merge, notes, nil
+}
+
+// scrapedToolPort is where a tool whose live metrics Prometheus scrapes serves them in its
+// container: the generator's --metrics-listen (protobenchtool.MetricsListen), and the port the
+// compose stack's loadgen job scrapes (compose/prometheus/prometheus.yml).
+const scrapedToolPort = 9102
+
+// toolScrape is how a tool job is labelled for Prometheus' service discovery: the scrape job
+// (prometheus-swarm.yml's loadgen) and port when the tool declares its live metrics scraped,
+// nothing otherwise (remote write, or none). The tool's declaration decides, never its service.
+func toolScrape(o OneOff) (job string, port int) {
+	if o.LiveMetrics != tool.LiveScrape {
+		return "", 0
+	}
+	return "loadgen", scrapedToolPort
 }

@@ -64,7 +64,8 @@ func TestSplitter(t *testing.T) {
 }
 
 // TestOneOffFromCapabilities: the tool container's entrypoint is the program the adapter
-// declares, and its inputs are the files InputFiles returns, by base name.
+// declares, its live metrics what the adapter declares, and its inputs are the files
+// InputFiles returns, by base name.
 func TestOneOffFromCapabilities(t *testing.T) {
 	s := &stepRunner{}
 	inv := tool.Invocation{Target: "grpc", Address: "grpc:50051", Scheme: "grpc", Method: "Echo", Model: "closed",
@@ -74,6 +75,9 @@ func TestOneOffFromCapabilities(t *testing.T) {
 		o := s.oneOff(a, nil, inv)
 		if want := a.Capabilities().Program; o.Entrypoint != want || want == "" {
 			t.Errorf("%s: entrypoint %q, want the declared program %q (every tool names one)", name, o.Entrypoint, want)
+		}
+		if want := a.Capabilities().LiveMetrics; o.LiveMetrics != want {
+			t.Errorf("%s: live metrics %q, want the declared %q", name, o.LiveMetrics, want)
 		}
 		if name == "wrk2" && o.Entrypoint != "wrk2" {
 			t.Errorf("wrk2 runs %q from the wrk service, want wrk2", o.Entrypoint)

@@ -84,7 +84,8 @@ func formatCPUs(c float64) string {
 // oneOff describes the tool container for one invocation.
 func (s *stepRunner) oneOff(a tool.Adapter, env map[string]string, inv tool.Invocation) engine.OneOff {
 	o := engine.OneOff{Service: a.Service(), Name: containerName(s.project, a), Env: withEnv(env, s.labels), Args: a.Args(inv)}
-	o.Entrypoint = a.Capabilities().Program
+	c := a.Capabilities()
+	o.Entrypoint, o.LiveMetrics = c.Program, c.LiveMetrics
 	for name := range a.InputFiles(inv) {
 		o.Inputs = append(o.Inputs, filepath.Base(name))
 	}

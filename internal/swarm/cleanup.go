@@ -58,7 +58,10 @@ func (c *Client) List(ctx context.Context) (Objects, error) {
 
 // RemoveAll removes every service, network, config and secret carrying the project's label, in
 // that order: a network or config in use by a task cannot go before the task has. It waits for
-// the services' containers on this node to be gone, so the network can be removed.
+// the services' containers on this node to be gone, so the network can be removed; tasks on
+// other nodes are their daemons' to remove. A replicated-job's container stays after its service
+// is removed (moby/moby#42789) and would hold that wait until ctx ends: the suite's jobs are
+// replicated services never restarted (Job), whose containers go with them.
 func (c *Client) RemoveAll(ctx context.Context) error {
 	o, err := c.List(ctx)
 	if err != nil {

@@ -1,4 +1,4 @@
-package swarm
+package swarm_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/protobench/protobench/internal/swarm"
 	"github.com/protobench/protobench/internal/swarm/swarmtest"
 )
 
@@ -18,8 +19,8 @@ const testImage = "protobench/base:latest"
 
 func needImage(t *testing.T, docker string) {
 	t.Helper()
-	c := &Client{Docker: docker}
-	if _, err := c.run(context.Background(), "image", "inspect", "--format", "{{.ID}}", testImage); err != nil {
+	c := &swarm.Client{Docker: docker}
+	if _, err := c.Output(context.Background(), "image", "inspect", "--format", "{{.ID}}", testImage); err != nil {
 		t.Skipf("%s is not built here (./run.sh images build): %v", testImage, err)
 	}
 }
@@ -34,7 +35,7 @@ func TestServiceAndJob(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	project := fmt.Sprintf("pbtest-swarm-%d", os.Getpid())
-	c, st, err := New(ctx, sw.Docker, project)
+	c, st, err := swarm.New(ctx, sw.Docker, project)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestServiceAndJob(t *testing.T) {
 		t.Errorf("network: %+v %v", n, err)
 	}
 
-	srv := ServiceSpec{Name: c.ServiceName("srv"), Image: testImage, Network: c.NetworkName(), Alias: "srv", DNSRR: true,
+	srv := swarm.ServiceSpec{Name: c.ServiceName("srv"), Image: testImage, Network: c.NetworkName(), Alias: "srv", DNSRR: true,
 		RestartNone: true, CPUs: "0.5", Memory: "64m", Args: []string{"sleep", "120"}, StopGrace: time.Second,
 		ContainerLabels: map[string]string{"com.docker.compose.service": "srv"}}
 	if _, err := c.CreateService(ctx, srv); err != nil {
@@ -79,8 +80,8 @@ func TestServiceAndJob(t *testing.T) {
 		t.Errorf("running task without container: %+v", task)
 	}
 
-	job := Job{
-		Spec: ServiceSpec{Name: c.ServiceName("tool-1"), Image: testImage, Network: c.NetworkName(), User: "65534:65534",
+	job := swarm.Job{
+		Spec: swarm.ServiceSpec{Name: c.ServiceName("tool-1"), Image: testImage, Network: c.NetworkName(), User: "65534:65534",
 			Entrypoint: []string{"/bin/sh"},
 			Args: []string{"-c", `getent hosts srv >/dev/null || { echo "srv not found" >&2; exit 9; }
 cat /raw/in.txt > /raw/r1.out; printf 'a\nb\n' >> /raw/r1.out; id -u >> /raw/r1.out
@@ -118,7 +119,7 @@ printf 'line1\nno newline'; echo oops >&2; exit 3`}},
 	}
 
 	// A job whose image no node has is rejected, and says so.
-	bad := Job{Spec: ServiceSpec{Name: c.ServiceName("tool-2"), Image: "protobench/no-such-image:none", Args: []string{"true"}}, RawDir: "/raw"}
+	bad := swarm.Job{Spec: swarm.ServiceSpec{Name: c.ServiceName("tool-2"), Image: "protobench/no-such-image:none", Args: []string{"true"}}, RawDir: "/raw"}
 	if _, err := c.RunJob(ctx, bad); err == nil || !strings.Contains(err.Error(), "rejected") {
 		t.Errorf("a job without image: %v", err)
 	}
@@ -150,18 +151,14 @@ func TestJobTransferOutlivesLogRotation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	project := fmt.Sprintf("pbtest-swarmlog-%d", os.Getpid())
-	c, _, err := New(ctx, sw.Docker, project)
+	c, _, err := swarm.New(ctx, sw.Docker, project)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := c.RemoveAll(context.Background()); err != nil {
-			t.Errorf("RemoveAll: %v", err)
-		}
-	})
+	t.Cleanup(func() { swarmtest.RemoveProject(t, sw.Docker, project) })
 	const size = 24 << 20
-	job := Job{
-		Spec: ServiceSpec{Name: c.ServiceName("big-1"), Image: testImage, Entrypoint: []string{"/bin/sh"},
+	job := swarm.Job{
+		Spec: swarm.ServiceSpec{Name: c.ServiceName("big-1"), Image: testImage, Entrypoint: []string{"/bin/sh"},
 			Args: []string{"-c", fmt.Sprintf("head -c %d /dev/urandom >/raw/big.bin && sha256sum /raw/big.bin | cut -d' ' -f1", size)}},
 		RawDir: "/raw",
 	}

@@ -239,6 +239,17 @@ func Names() []string {
 	return names
 }
 
+// LiveMetricsOf is how the named tool's live metrics reach Prometheus, as its adapter declares
+// (Capabilities.LiveMetrics): LiveScrape, LiveRemoteWrite, or "" for a tool that has none or
+// is not registered.
+func LiveMetricsOf(name string) string {
+	a, ok := Lookup(name)
+	if !ok {
+		return ""
+	}
+	return a.Capabilities().LiveMetrics
+}
+
 // GoMemLimit is the soft heap limit (GOMEMLIMIT, bytes) for a Go tool in a container capped at
 // capBytes: 80 % of the cap, so that a tool told to collect garbage less often (k6's GOGC)
 // collects more often again as it nears the cap instead of being OOM-killed.

@@ -43,10 +43,7 @@ func TestSwarmObservability(t *testing.T) {
 // dockerd in its own network namespace, joined over a LAN of veth pairs) that runs the server:
 // targets on both nodes, each with its own node label, and both nodes in nodeinfo.
 func TestSwarmObservabilityTwoNodes(t *testing.T) {
-	docker := os.Getenv("PROTOBENCH_DOCKER")
-	if docker == "" {
-		docker = "docker"
-	}
+	docker := swarmtest.Docker()
 	requireImages(t, &dockerCLI{t: t, bin: docker})
 	// Names and a LAN of its own, apart from the nodes package's and the e2e tests'.
 	c, sw := nodes.Use(t, nodes.Options{Docker: docker, Name: "pbh3obs", HostAddr: "10.77.3.1"})
@@ -89,8 +86,8 @@ type layout struct {
 func observe(t *testing.T, d *dockerCLI, l layout) {
 	project := l.project
 	// Registered after the swarm's own cleanup, so it runs before the swarm is left.
-	t.Cleanup(func() { removeProject(t, d, project) })
-	removeProject(t, d, project) // leftovers of an interrupted run
+	t.Cleanup(func() { swarmtest.RemoveProject(t, d.bin, project) })
+	swarmtest.RemoveProject(t, d.bin, project) // leftovers of an interrupted run
 
 	network := project + "-net"
 	d.must("network", "create", "--driver", "overlay", "--attachable", "--label", "protobench.project="+project, network)
@@ -372,42 +369,6 @@ func activeTargets(ctx context.Context, url string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
-}
-
-// removeProject removes the services, then the config and the network, that carry the test's
-// project label, and nothing else.
-func removeProject(t *testing.T, d *dockerCLI, project string) {
-	t.Helper()
-	filter := "label=protobench.project=" + project
-	if ids, _ := d.try("service", "ls", "-q", "--filter", filter); ids != "" {
-		if _, err := d.try(append([]string{"service", "rm"}, strings.Fields(ids)...)...); err != nil {
-			t.Error(err)
-		}
-	}
-	// The services' containers go asynchronously; the network can only go after them.
-	for i := 0; i < 60; i++ {
-		if ids, _ := d.try("ps", "-aq", "--filter", filter); ids == "" {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	if ids, _ := d.try("config", "ls", "-q", "--filter", filter); ids != "" {
-		if _, err := d.try(append([]string{"config", "rm"}, strings.Fields(ids)...)...); err != nil {
-			t.Error(err)
-		}
-	}
-	var last error
-	for i := 0; i < 40; i++ {
-		ids, _ := d.try("network", "ls", "-q", "--filter", filter)
-		if ids == "" {
-			return
-		}
-		if _, last = d.try(append([]string{"network", "rm"}, strings.Fields(ids)...)...); last == nil {
-			return
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Errorf("network of project %s not removed: %v", project, last)
 }
 
 // dockerCLI runs the docker CLI for the test.

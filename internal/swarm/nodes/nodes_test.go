@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/protobench/protobench/internal/swarm/swarmtest"
 )
 
 // TestServerOnNodeTwoClientsOnNodesOneAndThree builds two nodes, starts a TCP server task on
@@ -16,10 +18,7 @@ import (
 // across the LAN, and from node 3 to node 2, node to node through the LAN's bridge. Each node's
 // image store starts empty. Then it checks that Close left nothing behind.
 func TestServerOnNodeTwoClientsOnNodesOneAndThree(t *testing.T) {
-	docker := os.Getenv("PROTOBENCH_DOCKER")
-	if docker == "" {
-		docker = "docker"
-	}
+	docker := swarmtest.Docker()
 	const image = "protobench/base:latest" // perl and bash: a server and a client without a build
 	if out, err := exec.Command(docker, "image", "inspect", "--format", "{{.ID}}", image).CombinedOutput(); err != nil {
 		t.Skipf("needs %s (./run.sh images build): %s", image, strings.TrimSpace(string(out)))
@@ -38,7 +37,7 @@ func TestServerOnNodeTwoClientsOnNodesOneAndThree(t *testing.T) {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	t.Cleanup(func() { removeProject(t, docker, project) })
+	t.Cleanup(func() { swarmtest.RemoveProject(t, docker, project) })
 
 	for _, n := range c.Nodes {
 		if got, err := n.Docker(ctx, "images", "--quiet"); err != nil || got != "" {
@@ -62,10 +61,12 @@ func TestServerOnNodeTwoClientsOnNodesOneAndThree(t *testing.T) {
 		`$s = IO::Socket::INET->new(LocalPort => 8080, Listen => 5, ReuseAddr => 1) or die "listen: $!";
 		 while ($c = $s->accept) { print $c "served by $ENV{NODE}\n"; close $c }`)
 	waitTask(t, ctx, docker, project+"-server", "Running")
-	// The clients retry while the server's name is not yet in the overlay's DNS.
+	// The clients retry while the server's name is not yet in the overlay's DNS. Run-once tasks
+	// are replicated services never restarted, as the runner's jobs are: a replicated-job's
+	// container would stay after its service is removed (moby/moby#42789).
 	for _, client := range []struct{ name, node string }{{"client1", sw.NodeID}, {"client3", three.NodeID}} {
 		d("service", "create", "--detach", "--no-resolve-image", "--name", project+"-"+client.name, "--label", label,
-			"--container-label", label, "--network", net, "--mode", "replicated-job",
+			"--container-label", label, "--network", net, "--replicas", "1", "--restart-condition", "none",
 			"--constraint", "node.id=="+client.node, "--env", "NODE={{.Node.Hostname}}", image,
 			"bash", "-c", `for i in $(seq 50); do
 				if exec 3<>/dev/tcp/`+project+`-server/8080; then echo "client on $NODE: $(cat <&3)"; exit 0; fi
@@ -84,7 +85,7 @@ func TestServerOnNodeTwoClientsOnNodesOneAndThree(t *testing.T) {
 
 	// A task on node 2 that mounts the docker socket, as cAdvisor does, talks to node 2's daemon.
 	d("service", "create", "--detach", "--no-resolve-image", "--name", project+"-sock", "--label", label,
-		"--container-label", label, "--mode", "replicated-job", "--constraint", "node.id=="+two.NodeID,
+		"--container-label", label, "--replicas", "1", "--restart-condition", "none", "--constraint", "node.id=="+two.NodeID,
 		"--mount", "type=bind,source=/var/run/docker.sock,target=/var/run/docker.sock,readonly", image,
 		"perl", "-MIO::Socket::UNIX", "-e",
 		`$s = IO::Socket::UNIX->new(Peer => "/var/run/docker.sock") or die "connect: $!";
@@ -94,7 +95,7 @@ func TestServerOnNodeTwoClientsOnNodesOneAndThree(t *testing.T) {
 		t.Errorf("a task on node 2 mounting /var/run/docker.sock said %q, want %q", got, want)
 	}
 
-	removeProject(t, docker, project)
+	swarmtest.RemoveProject(t, docker, project)
 	if err := c.Close(ctx); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -136,24 +137,6 @@ func waitTask(t *testing.T, ctx context.Context, docker, service, want string) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	t.Fatalf("service %s never reached %s: %s", service, want, last)
-}
-
-// removeProject removes the test's services and networks, by its project label only.
-func removeProject(t *testing.T, docker, project string) {
-	t.Helper()
-	label := "label=protobench.project=" + project
-	if out, _ := exec.Command(docker, "service", "ls", "--quiet", "--filter", label).Output(); len(out) > 0 {
-		_ = exec.Command(docker, append([]string{"service", "rm"}, strings.Fields(string(out))...)...).Run()
-	}
-	for i := 0; i < 20; i++ {
-		out, _ := exec.Command(docker, "network", "ls", "--quiet", "--filter", label).Output()
-		if len(out) == 0 {
-			return
-		}
-		_ = exec.Command(docker, append([]string{"network", "rm"}, strings.Fields(string(out))...)...).Run()
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Errorf("networks labelled protobench.project=%s still there", project)
 }
 
 // TestPrepareRefusesWhatIsNotItsOwn checks that Prepare stops, before it creates anything,

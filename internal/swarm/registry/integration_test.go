@@ -20,10 +20,7 @@ import (
 // through 127.0.0.1:<port>, and checks that cleanup leaves no service, container or tag behind.
 func TestDistribute(t *testing.T) {
 	// The images are checked first, so a machine without them skips without a swarm init.
-	docker := os.Getenv("PROTOBENCH_DOCKER")
-	if docker == "" {
-		docker = "docker"
-	}
+	docker := swarmtest.Docker()
 	requireImage(t, docker, "registry", LocalImage, UpstreamImage)
 	const base = "protobench/base:latest"
 	requireImage(t, docker, "base", base)

@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/protobench/protobench/internal/swarm"
 )
 
 // LockFile serialises the swarm tests of all packages (and of a helper's manual experiments).
@@ -40,6 +42,14 @@ type Options struct {
 	AdvertiseAddr string
 }
 
+// Docker is the docker CLI the swarm tests run: PROTOBENCH_DOCKER, or docker on the PATH.
+func Docker() string {
+	if d := os.Getenv("PROTOBENCH_DOCKER"); d != "" {
+		return d
+	}
+	return "docker"
+}
+
 // Use returns a swarm manager for the test, or skips the test when Docker is unreachable or
 // this daemon is a swarm worker.
 func Use(t testing.TB) *Swarm { return UseWith(t, Options{}) }
@@ -47,10 +57,7 @@ func Use(t testing.TB) *Swarm { return UseWith(t, Options{}) }
 // UseWith is Use with options for the swarm it may create.
 func UseWith(t testing.TB, o Options) *Swarm {
 	t.Helper()
-	docker := os.Getenv("PROTOBENCH_DOCKER")
-	if docker == "" {
-		docker = "docker"
-	}
+	docker := Docker()
 	if out, err := run(docker, "version", "--format", "{{.Server.Version}}"); err != nil {
 		t.Skipf("docker unreachable: %v: %s", err, out)
 	}
@@ -124,6 +131,26 @@ func Leave(t testing.TB, docker string, hadGwbridge bool) {
 		time.Sleep(250 * time.Millisecond)
 	}
 	t.Errorf("docker network rm docker_gwbridge: %s", last)
+}
+
+// RemoveProject removes every service, network, config and secret labelled
+// protobench.project=project, and nothing else, the way a run's teardown does
+// (swarm.Client.RemoveAll: services first, then, once their containers on this node are gone,
+// the rest), and fails the test if anything is left after two minutes. A test calls it at
+// cleanup, and before or between its own steps.
+//
+// RemoveAll waits for the containers of the removed services on this daemon. A replicated-job's
+// container stays after its service is removed (moby/moby#42789), so the tasks a test runs once
+// are replicated services never restarted (--replicas 1 --restart-condition none), as the runner's
+// jobs are (swarm.Job); tasks on other nodes (internal/swarm/nodes) are their daemons' to remove.
+func RemoveProject(t testing.TB, docker, project string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := &swarm.Client{Docker: docker, Project: project}
+	if err := c.RemoveAll(ctx); err != nil {
+		t.Errorf("removing swarm project %s: %v", project, err)
+	}
 }
 
 // ComposeStack holds the swarm tests off while a test runs a compose stack: a swarm test's

@@ -22,6 +22,17 @@ func TestEveryToolRegistered(t *testing.T) {
 	}
 }
 
+// TestLiveMetricsOf: the generator's live metrics are scraped, k6 pushes its own, the other
+// tools and a name no tool has have none.
+func TestLiveMetricsOf(t *testing.T) {
+	for name, want := range map[string]string{"protobench": tool.LiveScrape, "k6": tool.LiveRemoteWrite,
+		"ghz": "", "wrk": "", "no-such-tool": ""} {
+		if got := tool.LiveMetricsOf(name); got != want {
+			t.Errorf("LiveMetricsOf(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
 // TestCapabilitiesAreCoherent checks each declaration on its own terms: known protocols, models,
 // HTTP modes only for HTTP, and an image the image catalog builds.
 func TestCapabilitiesAreCoherent(t *testing.T) {
