@@ -1,14 +1,10 @@
 package dashboards
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math"
-	"net/http"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -32,36 +28,11 @@ const (
 	serverRate       = OverviewUID + " / Server request rate / A"
 )
 
-// serverHandshakes reads a server's own handshake counters from its /metrics: full and resumed,
-// summed over the negotiated state's labels. It is what the panels must agree with.
+// serverHandshakes reads a server's own handshake counters from its /metrics: full and resumed.
+// It is what the panels must agree with.
 func serverHandshakes(t *testing.T, metricsAddr string) (full, resumed float64) {
-	t.Helper()
-	resp, err := http.Get("http://" + metricsAddr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "protobench_tls_handshakes_total{") {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err != nil {
-			t.Fatalf("%q: %v", line, err)
-		}
-		if strings.Contains(line, `resumed="true"`) {
-			resumed += v
-		} else {
-			full += v
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return full, resumed
+	all, resumed := servertest.Handshakes(t, metricsAddr)
+	return all - resumed, resumed
 }
 
 // TestTLSPanelsOnARealServer runs the TLS panels' queries, as Grafana sends them with one step
@@ -73,10 +44,7 @@ func serverHandshakes(t *testing.T, metricsAddr string) (full, resumed float64) 
 // stay near zero, the CPU per handshake must be a plausible figure, and the cleartext step must
 // show no data while its request rate shows that the step was there to be seen.
 func TestTLSPanelsOnARealServer(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := tlscert.Generate(dir, tlscert.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	dir, ca := servertest.TLSCerts(t, tlscert.Options{})
 	servers := map[string]servertest.Endpoints{
 		"rest-cleartext": servertest.Start(t, servertest.REST),
 		"rest-full":      servertest.Start(t, servertest.REST, servertest.WithTLS(dir)),
@@ -117,7 +85,6 @@ func TestTLSPanelsOnARealServer(t *testing.T) {
 		s.fullRate, s.resumeRate = (full1-full0)/w, (resumed1-resumed0)/w
 		return s
 	}
-	ca := filepath.Join(dir, tlscert.CAFile)
 	cleartext := run("churn-cleartext", "rest-cleartext", 3)
 	full := run("churn-full", "rest-full", 6, "--tls-ca="+ca, "--tls-server-name=localhost", "--tls-resume=false")
 	resumed := run("churn-resumed", "rest-resumed", 6, "--tls-ca="+ca, "--tls-server-name=localhost")

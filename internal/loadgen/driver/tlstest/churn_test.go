@@ -1,88 +1,28 @@
 package tlstest
 
 import (
-	"bufio"
-	"net/http"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/protobench/protobench/internal/loadgen/driver/drivertest"
 	"github.com/protobench/protobench/internal/servertest"
 )
 
-// handshakes sums the server's protobench_tls_handshakes_total over its labels: all, and the
-// resumed ones.
+// handshakes is the server's handshake count: all, and the resumed ones.
 func handshakes(t *testing.T, metricsAddr string) (all, resumed float64) {
-	t.Helper()
-	for _, line := range metricLines(t, metricsAddr, "protobench_tls_handshakes_total{") {
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			t.Fatalf("%q: %v", line, err)
-		}
-		all += v
-		if strings.Contains(line, `resumed="true"`) {
-			resumed += v
-		}
-	}
-	return all, resumed
+	return servertest.Handshakes(t, metricsAddr)
 }
 
-// handshakesByALPN sums the server's protobench_tls_handshakes_total by its alpn label.
+// handshakesByALPN sums the server's handshakes by their alpn label.
 func handshakesByALPN(t *testing.T, metricsAddr string) map[string]float64 {
-	t.Helper()
-	out := map[string]float64{}
-	for _, line := range metricLines(t, metricsAddr, "protobench_tls_handshakes_total{") {
-		i := strings.Index(line, `alpn="`)
-		if i < 0 {
-			t.Fatalf("%q has no alpn label", line)
-		}
-		alpn := line[i+len(`alpn="`):]
-		alpn = alpn[:strings.IndexByte(alpn, '"')]
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err != nil {
-			t.Fatalf("%q: %v", line, err)
-		}
-		out[alpn] += v
-	}
-	return out
+	_, by := servertest.MetricSum(t, metricsAddr, servertest.HandshakesMetric, "alpn")
+	return by
 }
 
-// failures sums the server's protobench_tls_handshake_failures_total over its reasons.
+// failures sums the server's failed handshakes over their reasons.
 func failures(t *testing.T, metricsAddr string) float64 {
-	t.Helper()
-	var sum float64
-	for _, line := range metricLines(t, metricsAddr, "protobench_tls_handshake_failures_total{") {
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err != nil {
-			t.Fatalf("%q: %v", line, err)
-		}
-		sum += v
-	}
+	sum, _ := servertest.MetricSum(t, metricsAddr, servertest.HandshakeFailuresMetric, "")
 	return sum
-}
-
-// metricLines are the lines of the server's /metrics that start with prefix.
-func metricLines(t *testing.T, metricsAddr, prefix string) []string {
-	t.Helper()
-	resp, err := http.Get("http://" + metricsAddr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var out []string
-	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), prefix) {
-			out = append(out, sc.Text())
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // TestChurnHandshakes drives each TLS server with a fixed count of requests (the open model's

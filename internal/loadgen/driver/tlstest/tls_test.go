@@ -19,14 +19,7 @@ import (
 	"github.com/protobench/protobench/internal/tlscert"
 )
 
-func certs(t *testing.T) (dir, ca string) {
-	t.Helper()
-	dir = t.TempDir()
-	if _, err := tlscert.Generate(dir, tlscert.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	return dir, filepath.Join(dir, tlscert.CAFile)
-}
+func certs(t *testing.T) (dir, ca string) { return servertest.TLSCerts(t, tlscert.Options{}) }
 
 // TestGeneratorOverTLS drives each TLS server in both TLS versions, in both models (closed and
 // open: the open model's workers dial on their own path), checks that the server counted no
