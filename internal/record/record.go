@@ -55,7 +55,7 @@ const IncompleteFlagFraction = 0.001
 // two ways of adding up the parts' throughput, the sum of their own rates and the total
 // requests over the union of their windows, differ by about 1 % at most, less than the spread
 // of repeated runs; beyond it they disagree by more. Parts given a shared start on one
-// machine's three swarm nodes began within 0.5 ms of each other (docs/swarm.md); parts started
+// machine's three swarm nodes began within 2 ms of each other (docs/swarm.md); parts started
 // as their tasks came up began up to 1.4 s apart (2.7 s in an earlier run).
 const PartsApartFraction = 0.01
 
