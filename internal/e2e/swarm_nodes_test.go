@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -32,7 +33,8 @@ import (
 //
 // Our generator's steps are split across the two client nodes: each record must show both
 // parts, each with its node and its own count, and the merged histogram's count must be the sum
-// of the parts' (in the record and in the raw result files). Every record must say where each
+// of the parts' (in the record and in the raw result files); the parts, given one shared start,
+// must have measured one window (checkSharedWindow). Every record must say where each
 // side ran and have throughput, and afterwards nothing of the project may be left. Where the
 // machine refuses a step of the set-up, the test skips with the command that failed and its
 // output.
@@ -167,6 +169,7 @@ func checkSplitRecord(t *testing.T, dir, name string, r record.Record, clients [
 	if !strings.Contains(strings.Join(r.Notes, " "), "load split among 2 client nodes, histograms merged") {
 		t.Errorf("%s: no note of the split: %v", name, r.Notes)
 	}
+	checkSharedWindow(t, name, r)
 	// The raw files: the merged result's histogram holds the record's count, each part's the
 	// part's.
 	counts := map[string]int64{}
@@ -199,6 +202,40 @@ func checkSplitRecord(t *testing.T, dir, name string, r record.Record, clients [
 	t.Logf("%s: part %d on %s %d requests (%d latencies, %.0f req/s), part %d on %s %d requests (%d latencies, %.0f req/s); merged histogram %d latencies, %d requests, %.0f req/s, p99 %.3f ms",
 		name, p1.Part, p1.Node, p1.Requests, p1.LatencyCount, p1.ThroughputRPS, p2.Part, p2.Node, p2.Requests, p2.LatencyCount, p2.ThroughputRPS,
 		r.LatencyCount, r.Requests, r.ThroughputRPS, r.LatencyMs.P99)
+}
+
+// checkSharedWindow checks that the parts of a split step, given one shared start by the engine,
+// waited for it and measured one window: their windows begin and end within
+// record.PartsApartFraction of the window (50 ms of the quick run's 5 s; started as their tasks
+// came up they were up to 1.4 s apart), none was late, the record is not flagged parts-apart,
+// and its throughput is the sum of the parts' rates. It logs the offsets and the waits.
+func checkSharedWindow(t *testing.T, name string, r record.Record) {
+	t.Helper()
+	p1, p2 := r.ClientParts[0], r.ClientParts[1]
+	if p1.Start.IsZero() || p2.Start.IsZero() || !p1.End.After(p1.Start) || !p2.End.After(p2.Start) {
+		t.Errorf("%s: parts' windows %s–%s and %s–%s, want both measured", name, p1.Start, p1.End, p2.Start, p2.End)
+		return
+	}
+	startOff, endOff := p2.Start.Sub(p1.Start), p2.End.Sub(p1.End)
+	window := min(p1.End.Sub(p1.Start), p2.End.Sub(p2.Start))
+	tolerance := time.Duration(record.PartsApartFraction * float64(window))
+	t.Logf("%s: part %d's window %s–%s, part %d's %s: starts %+.3f ms apart, ends %+.3f ms (tolerance %s); waited %.3f s and %.3f s for the shared start, late %.3f s and %.3f s",
+		name, p1.Part, p1.Start.Format("15:04:05.000000"), p1.End.Format("15:04:05.000000"), p2.Part, p2.Start.Format("15:04:05.000000"),
+		float64(startOff)/1e6, float64(endOff)/1e6, tolerance, p1.StartWaitS, p2.StartWaitS, p1.StartLateS, p2.StartLateS)
+	if startOff.Abs() > tolerance || endOff.Abs() > tolerance {
+		t.Errorf("%s: the parts' windows start %s and end %s apart, more than %s: they did not measure one window", name, startOff, endOff, tolerance)
+	}
+	for _, p := range r.ClientParts {
+		if p.StartLateS > 0 || p.StartWaitS <= 0 {
+			t.Errorf("%s: part %d was %.3f s late for the shared start (waited %.3f s)", name, p.Part, p.StartLateS, p.StartWaitS)
+		}
+	}
+	if r.HasFlag(record.FlagPartsApart) || r.HasFlag(record.FlagLateStart) {
+		t.Errorf("%s: flags %v", name, r.Flags)
+	}
+	if sum := p1.ThroughputRPS + p2.ThroughputRPS; math.Abs(r.ThroughputRPS-sum) > 0.01 {
+		t.Errorf("%s: throughput %.3f req/s, want the sum of the parts' rates %.3f", name, r.ThroughputRPS, sum)
+	}
 }
 
 // resultFile matches our generator's result files under raw/, the merged one and the parts'

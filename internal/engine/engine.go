@@ -100,9 +100,11 @@ type OneOff struct {
 	// an engine whose tools cannot mount raw/ (swarm) hands them over itself.
 	Inputs []string
 	// Parts, when set, divides the tool's load among n generators (several client nodes of a
-	// swarm): each part's arguments, and merge, which turns the parts' files (by base name)
-	// into the files one generator would have written. nil: the tool's load cannot be split.
-	Parts func(n int) (args [][]string, merge func(files map[string][]byte) (map[string][]byte, error), err error)
+	// swarm): each part's arguments, every part given start as its shared start (the engine
+	// picks it late enough for every part's task to be up), and merge, which turns the parts'
+	// files (by base name) into the files one generator would have written. nil: the tool's
+	// load cannot be split.
+	Parts func(n int, start time.Time) (args [][]string, merge func(files map[string][]byte) (map[string][]byte, error), err error)
 	// LiveMetrics is how the tool's own metrics reach Prometheus during the run
 	// (tool.Capabilities.LiveMetrics): an engine that must point Prometheus at the tool (swarm's
 	// service discovery) does so for tool.LiveScrape.

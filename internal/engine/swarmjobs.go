@@ -22,7 +22,11 @@ func (s *Swarm) Run(ctx context.Context, o OneOff) ([]byte, []byte, int, error) 
 	env := s.calls.with(o.Env)
 	var stdout, stderr []byte
 	code := -1
-	err := s.calls.bounded(ctx, o.Limit, func(ctx context.Context) error {
+	limit := o.Limit
+	if o.Parts != nil {
+		limit += sharedStartLead // a split's parts wait for their shared start (toolJobs)
+	}
+	err := s.calls.bounded(ctx, limit, func(ctx context.Context) error {
 		jobs, merge, notes, err := s.toolJobs(ctx, o, env)
 		if err != nil {
 			return err
@@ -143,7 +147,7 @@ func (s *Swarm) toolJobs(ctx context.Context, o OneOff, env map[string]string) (
 	case s.place.single:
 		clients = []swarm.Node{s.place.self}
 	case len(clients) > 1 && o.Parts != nil:
-		parts, m, perr := o.Parts(len(clients))
+		parts, m, perr := o.Parts(len(clients), time.Now().Add(sharedStartLead))
 		if perr != nil {
 			notes = append(notes, fmt.Sprintf("ran on one of %d client nodes: %v", len(clients), perr))
 			clients = clients[:1]

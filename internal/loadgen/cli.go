@@ -54,6 +54,7 @@ type Flags struct {
 	Progress       string
 	// RequestsPerConnection closes each connection after that many requests (0: reuse).
 	RequestsPerConnection int
+	StartAt               time.Time // --start-at (startat.go): when to start, once connected
 
 	set map[string]bool // flags given explicitly
 	// owner names the schemes of each driver flag (several when drivers share a flag, as http
@@ -130,6 +131,7 @@ func NewFlagSet(stderr io.Writer) (*flag.FlagSet, *Flags) {
 	fs.StringVar(&f.TLS.ServerName, "tls-server-name", "", "with --tls-ca: the name to verify in the server's certificate (default the target's host)")
 	fs.StringVar(&f.TLS.Version, "tls-version", "1.3", "with --tls-ca: the one TLS version offered, 1.3 or 1.2")
 	fs.BoolVar(&f.TLS.Resume, "tls-resume", true, "with --tls-ca: keep a session cache so that reconnections resume (false: every handshake is full)")
+	fs.Func("start-at", startAtUsage, f.setStartAt)
 	f.declareDriverFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: protobench load --target URL [flags]\n\n")
@@ -394,7 +396,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if f.Out == "-" {
 		report = stderr
 	}
-	opts := RunOptions{}
+	opts := RunOptions{StartAt: f.StartAt}
 	if f.Progress == "on" || (f.Progress == "auto" && isTerminal(stderr)) {
 		opts.Progress = func(p Progress) { fmt.Fprintf(stderr, "\r\033[K%s", FormatProgress(p)) }
 	}
@@ -478,12 +480,11 @@ func writeJSON(path string, stdout io.Writer, v any) error {
 }
 
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
+	if f, ok := w.(*os.File); ok {
+		st, err := f.Stat()
+		return err == nil && st.Mode()&os.ModeCharDevice != 0
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return false
 }
 
 // sharedValue is a flag two drivers declare under one name.

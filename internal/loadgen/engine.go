@@ -30,6 +30,9 @@ type RunOptions struct {
 	DrainTimeout time.Duration
 	// Clock defaults to the real clock.
 	Clock Clock
+	// StartAt, when set, is the shared start (--start-at, startat.go): the run opens its
+	// connections, then waits for it before its warm-up.
+	StartAt time.Time
 }
 
 // Progress is a snapshot of a running load, for the TTY progress line.
@@ -78,6 +81,7 @@ type engine struct {
 	startOnce sync.Once
 	started   atomic.Bool // the measured window's snapshots are taken
 	start     windowStart
+	shared    sharedStart // the wait for RunOptions.StartAt
 }
 
 // slot is what a worker or pipeline goroutine drives.
@@ -209,6 +213,14 @@ func (e *engine) run(parent context.Context) (*Result, error) {
 		e.recorders = append(e.recorders, newRecorder(cfg.Open()))
 	}
 
+	if err := e.waitForStart(parent); err != nil {
+		for _, j := range jobs {
+			if j.worker != nil {
+				_ = j.worker.Close()
+			}
+		}
+		return e.failedResult(err), err
+	}
 	start := e.clock.Now()
 	if cfg.Open() {
 		e.sched = NewOpenSchedule(e.clock, start, cfg.Warmup, cfg.Pacer)

@@ -18,13 +18,21 @@ import (
 // It is the result's "parts" field, absent from a single generator's result.
 type MergeInfo struct {
 	Count int `json:"count"`
+	// StartAt is the shared start every part was given (--start-at), when they were all given
+	// the same one.
+	StartAt string `json:"start_at,omitempty"`
 	// StartSpreadS and EndSpreadS are how far apart the parts' measured windows began and ended;
 	// OverlapS is how long all of them measured at once. The result's duration_s is the union
-	// of the windows, so throughput_rps understates the offered load by about the spread over
-	// the duration when the parts did not start together.
+	// of the windows.
 	StartSpreadS float64 `json:"start_spread_s"`
 	EndSpreadS   float64 `json:"end_spread_s"`
 	OverlapS     float64 `json:"overlap_s"`
+	// WindowToleranceS is how far apart the windows may begin and end and still count as one
+	// (record.PartsApartFraction of the shortest); Throughput says how throughput_rps was had:
+	// the sum of the parts' rates when the windows coincide within it, else the total over the
+	// union of the windows, and the result is flagged parts-apart (mergeWindow).
+	WindowToleranceS float64 `json:"window_tolerance_s"`
+	Throughput       string  `json:"throughput"`
 	// SeriesLatency says how the per-second latencies were combined (see Merge).
 	SeriesLatency string        `json:"series_latency"`
 	Parts         []PartSummary `json:"parts"`
@@ -42,7 +50,11 @@ type PartSummary struct {
 	DurationS     float64 `json:"duration_s"`
 	StartUnix     float64 `json:"start_unix"`
 	EndUnix       float64 `json:"end_unix"`
-	LatencyP99Ms  float64 `json:"latency_p99_ms"`
+	// StartWaitS and StartLateS are how long the part waited for the shared start, or how late
+	// it was for it (Result.StartWaitS, StartLateS).
+	StartWaitS   float64 `json:"start_wait_s,omitempty"`
+	StartLateS   float64 `json:"start_late_s,omitempty"`
+	LatencyP99Ms float64 `json:"latency_p99_ms"`
 	// LatencyCount is how many latencies the part's histogram held when it was merged.
 	LatencyCount     int64    `json:"latency_count"`
 	ClientCPUSeconds float64  `json:"client_cpu_seconds"`
@@ -64,8 +76,9 @@ const seriesLatencyNote = "per-second p50 and p99 are the largest of the parts' 
 //     of two p99s is not the p99 of anything.
 //   - Requests, errors, errors by code, incomplete, bytes, messages, workers and client CPU are
 //     summed; so are connections (each part opened its own) and, in the open model, the rate.
-//   - The measured window is the union of the parts' windows, and throughput is the total
-//     requests over it. Parts.StartSpreadS/EndSpreadS/OverlapS say how far apart they were.
+//   - The measured window is the union of the parts' windows. The throughput is the sum of
+//     the parts' own rates when their windows coincide (parts given one shared start,
+//     --start-at), else the total over the union, flagged parts-apart (mergeWindow).
 //   - The per-second series (and the timeline, for in-process results) is summed second by
 //     second of each part's own window; per-second percentiles cannot be merged from summaries,
 //     so they are the parts' largest (MergeInfo.SeriesLatency).
@@ -172,7 +185,8 @@ func Merge(parts []*Result) (*Result, error) {
 		info.Parts = append(info.Parts, PartSummary{
 			Part: name, Connections: p.Connections, Concurrency: p.Concurrency, Rate: p.Rate,
 			Requests: p.Requests, Errors: p.Errors, ThroughputRPS: p.ThroughputRPS, DurationS: p.DurationS,
-			StartUnix: p.StartUnix, EndUnix: p.EndUnix, LatencyP99Ms: p.LatencyMs.P99, LatencyCount: latCounts[i],
+			StartUnix: p.StartUnix, EndUnix: p.EndUnix, StartWaitS: p.StartWaitS, StartLateS: p.StartLateS,
+			LatencyP99Ms: p.LatencyMs.P99, LatencyCount: latCounts[i],
 			ClientCPUSeconds: p.ClientCPUSeconds, ClientGOMAXPROCS: p.ClientGOMAXPROCS,
 			Error: p.Error, Args: p.Args,
 		})
@@ -185,20 +199,8 @@ func Merge(parts []*Result) (*Result, error) {
 	r.Error = strings.Join(errs, "; ")
 	r.ServerCountWarning = strings.Join(warnings, "; ")
 
-	// The window: the union of the parts' windows. Parts that never measured (a failed start
-	// has an empty window at the moment it failed) do not stretch it.
-	starts, ends := windows(parts)
-	start, end := slices.Min(starts), slices.Max(ends)
-	info.StartSpreadS = round3(slices.Max(starts) - start)
-	info.EndSpreadS = round3(end - slices.Min(ends))
-	info.OverlapS = round3(max(0, slices.Min(ends)-slices.Max(starts)))
-	r.StartUnix, r.EndUnix = start, end
-	dur := end - start
-	r.DurationS = round3(dur)
-	if dur > 0 {
-		r.ThroughputRPS = round3(record.SuccessRPS(r.Requests, r.Errors, dur))
-		r.ClientCPUPercent = round3(100 * r.ClientCPUSeconds / dur)
-	}
+	// The window and the throughput (mergewindow.go).
+	start := mergeWindow(parts, r, info, flags)
 
 	r.latency, r.service = lat, svc
 	r.LatencyMs = Summary(lat)
@@ -320,22 +322,6 @@ func mergeInto(dst, h *hdr.Histogram, encoded string, requests int64, k int, nam
 		return 0, fmt.Errorf("merge: part %d: %d %s values fell outside the histogram's range", k, dropped, name)
 	}
 	return h.TotalCount(), nil
-}
-
-// windows lists the parts' measured windows, leaving out the empty windows of parts that never
-// measured unless no part did.
-func windows(parts []*Result) (starts, ends []float64) {
-	for _, p := range parts {
-		if p.EndUnix > p.StartUnix {
-			starts, ends = append(starts, p.StartUnix), append(ends, p.EndUnix)
-		}
-	}
-	if len(starts) == 0 {
-		for _, p := range parts {
-			starts, ends = append(starts, p.StartUnix), append(ends, p.EndUnix)
-		}
-	}
-	return starts, ends
 }
 
 // commonLabels are the labels every part carries with the same value, less "part".

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -131,8 +132,9 @@ func TestMergePercentilesFromTheMergedHistogram(t *testing.T) {
 	}
 }
 
-// TestMergeSumsAndWindow: counts add up, throughput is over the union of the windows, and the
-// spread says how far apart the windows were.
+// TestMergeSumsAndWindow: counts add up, the spread says how far apart the windows were, and
+// windows 0.5 s apart (5 % of 10 s) do not coincide: the throughput is the total over their
+// union, flagged parts-apart.
 func TestMergeSumsAndWindow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	parts := []*Result{
@@ -166,8 +168,10 @@ func TestMergeSumsAndWindow(t *testing.T) {
 		{"start_spread_s", m.Parts.StartSpreadS, 0.5},
 		{"end_spread_s", m.Parts.EndSpreadS, 0.5},
 		{"overlap_s", m.Parts.OverlapS, 9.5},
+		{"window_tolerance_s", m.Parts.WindowToleranceS, 0.1},
+		{"throughput from", m.Parts.Throughput, ThroughputOverUnion},
 		{"labels", m.Labels, map[string]string{"scenario": "s", "step": "getuser"}},
-		{"flags", m.Flags, []string{}},
+		{"flags", m.Flags, []string{record.FlagPartsApart}},
 		{"latency count", m.LatencyHistogram().TotalCount(), int64(800)},
 		{"latency_count", m.LatencyCount, int64(800)},
 		{"parts' latency_count", []int64{m.Parts.Parts[0].LatencyCount, m.Parts.Parts[1].LatencyCount}, []int64{500, 300}},
@@ -184,6 +188,69 @@ func TestMergeSumsAndWindow(t *testing.T) {
 	}
 	if !reflect.DeepEqual(m.Series, want) {
 		t.Errorf("series %+v, want %+v", m.Series, want)
+	}
+}
+
+// TestMergeThroughputWindows: two parts of a 5-s step, 2,000 and 1,600 req/s on their own. Started
+// as their tasks came up, 2.7 s apart, the union of their windows is 7.7 s and the total over it
+// understates what they offered together by 35 %; the merge keeps that figure but flags it
+// parts-apart, and shows a late part's lateness. Given one shared start, their windows coincide
+// (a few milliseconds apart, within record.PartsApartFraction) and the throughput is the sum of their rates.
+func TestMergeThroughputWindows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	lat1, lat2 := uniform(rng, 10_000, 900, 1100), uniform(rng, 8_000, 900, 1100)
+	part := func(name string, start float64, lat []int64, mutate func(*Result)) *Result {
+		return syntheticPart(t, name, start, lat, func(r *Result) {
+			r.Errors, r.ErrorsByCode, r.DurationS, r.EndUnix = 0, nil, 5, start+5
+			r.ThroughputRPS = float64(r.Requests) / 5
+			if mutate != nil {
+				mutate(r)
+			}
+		})
+	}
+	const sumOfRates = 2000 + 1600
+	cases := []struct {
+		name            string
+		start2          float64
+		late            bool
+		throughput      float64
+		from            string
+		flags           []string
+		startSpread, at string
+	}{
+		// Before the shared start: part 2's task came up 2.7 s after part 1's.
+		{"2.7 s apart (no shared start)", 1002.7, false, round3(18_000 / 7.7), ThroughputOverUnion, []string{record.FlagPartsApart}, "2.7", ""},
+		// Given a shared start part 2 was ready 2.7 s late: it started at once, and said so.
+		{"2.7 s apart (part 2 late for the shared start)", 1002.7, true, round3(18_000 / 7.7), ThroughputOverUnion,
+			[]string{record.FlagLateStart, record.FlagPartsApart}, "2.7", "2026-11-28T10:00:00Z"},
+		{"coincident (a shared start, 4 ms apart)", 1000.004, false, sumOfRates, ThroughputSumOfParts, []string{}, "0.004", "2026-11-28T10:00:00Z"},
+		{"just within the tolerance (49 ms of 5 s)", 1000.049, false, sumOfRates, ThroughputSumOfParts, []string{}, "0.049", ""},
+		{"just beyond it (51 ms of 5 s)", 1000.051, false, round3(18_000 / 5.051), ThroughputOverUnion, []string{record.FlagPartsApart}, "0.051", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			shared := func(r *Result) { r.StartAt = c.at }
+			p2 := func(r *Result) {
+				shared(r)
+				if c.late {
+					r.StartLateS, r.Flags = 2.7, []string{record.FlagLateStart}
+				}
+			}
+			m, err := Merge([]*Result{part("1", 1000, lat1, shared), part("2", c.start2, lat2, p2)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Requests != 18_000 || m.ThroughputRPS != c.throughput || m.Parts.Throughput != c.from || !reflect.DeepEqual(m.Flags, c.flags) {
+				t.Errorf("%d requests, %v req/s from %q, flags %v; want 18000, %v from %q, %v", m.Requests, m.ThroughputRPS, m.Parts.Throughput, m.Flags, c.throughput, c.from, c.flags)
+			}
+			if got := strconv.FormatFloat(m.Parts.StartSpreadS, 'f', -1, 64); got != c.startSpread || m.Parts.WindowToleranceS != 0.05 || m.Parts.StartAt != c.at {
+				t.Errorf("start spread %s s, tolerance %v s, start_at %q; want %s, 0.05, %q", got, m.Parts.WindowToleranceS, m.Parts.StartAt, c.startSpread, c.at)
+			}
+			if c.late && m.Parts.Parts[1].StartLateS != 2.7 {
+				t.Errorf("part 2's lateness %v s, want 2.7", m.Parts.Parts[1].StartLateS)
+			}
+			t.Logf("%s: %.0f req/s (%s), the parts' rates add up to %d: %+.1f %%", c.name, m.ThroughputRPS, m.Parts.Throughput, sumOfRates, 100*(m.ThroughputRPS/sumOfRates-1))
+		})
 	}
 }
 

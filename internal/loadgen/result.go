@@ -45,6 +45,12 @@ type Result struct {
 	ServiceSpectrum    []SpectrumPoint `json:"service_time_spectrum"`
 	Histograms         HistogramExport `json:"histograms"`
 	ServerCountWarning string          `json:"server_count_warning,omitempty"`
+	// StartAt is the shared start the generator was given (--start-at, RFC 3339 UTC): it
+	// waited StartWaitS for it with its connections open, or was ready StartLateS after it and
+	// started at once (flagged late-start).
+	StartAt    string  `json:"start_at,omitempty"`
+	StartWaitS float64 `json:"start_wait_s,omitempty"`
+	StartLateS float64 `json:"start_late_s,omitempty"`
 	// Parts is set on a result merged from several generators that shared the step (Merge).
 	Parts *MergeInfo `json:"parts,omitempty"`
 
@@ -242,6 +248,7 @@ func (e *engine) result(c *collector) (*Result, error) {
 			r.Error = "no request completed in the measured window"
 		}
 	}
+	e.shared.note(r)
 	sort.Strings(r.Flags)
 	if r.Error != "" {
 		return r, errors.New(r.Error)

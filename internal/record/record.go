@@ -4,7 +4,10 @@
 // results writer can all share it without importing each other.
 package record
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Validity flags a step can carry. They say why a number should not be trusted as it stands.
 const (
@@ -32,11 +35,29 @@ const (
 	// the run ended: they are in the latency (from their intended send time to the end of the
 	// run) but neither in Requests nor in Errors.
 	FlagIncomplete = "incomplete"
+	// FlagLateStart marks a load generator given a shared start (one of several sharing a
+	// step) that was ready only after that instant had passed: it started at once, later than
+	// the others.
+	FlagLateStart = "late-start"
+	// FlagPartsApart marks a step several load generators shared whose measured windows did
+	// not coincide (PartsApartFraction): its throughput is the total over the union of
+	// the windows, which understates what the parts offered together.
+	FlagPartsApart = "parts-apart"
 )
 
 // IncompleteFlagFraction is the share of scheduled requests left incomplete above which a run
 // carries FlagIncomplete.
 const IncompleteFlagFraction = 0.001
+
+// PartsApartFraction is how far apart the measured windows of the load generators sharing a
+// step may begin and end, as a share of the shortest window, and still count as one window;
+// beyond it the record carries FlagPartsApart. It is 1 %, 50 ms of a 5-s window: within it the
+// two ways of adding up the parts' throughput, the sum of their own rates and the total
+// requests over the union of their windows, differ by about 1 % at most, less than the spread
+// of repeated runs; beyond it they disagree by more. Parts given a shared start on one
+// machine's three swarm nodes began within 2 ms of each other (docs/swarm.md); parts started
+// as their tasks came up began up to 1.4 s apart (2.7 s in an earlier run).
+const PartsApartFraction = 0.01
 
 // Latency is a latency summary in milliseconds.
 type Latency struct {
@@ -174,8 +195,16 @@ type ClientPart struct {
 	LatencyP99Ms  float64 `json:"latency_p99_ms"`
 	// LatencyCount is how many latencies the part's own histogram holds; the parts' counts
 	// add up to the record's LatencyCount, the merged histogram's.
-	LatencyCount int64  `json:"latency_count"`
-	Error        string `json:"error,omitempty"`
+	LatencyCount int64 `json:"latency_count"`
+	// Start and End are the part's measured window, in UTC. Parts given a shared start
+	// measure the same window; the record is flagged parts-apart when theirs do not coincide.
+	Start time.Time `json:"start,omitzero"`
+	End   time.Time `json:"end,omitzero"`
+	// StartWaitS is how long the part, its connections open, waited for the shared start;
+	// StartLateS how long after it the part was ready (it then started at once: late-start).
+	StartWaitS float64 `json:"start_wait_s,omitempty"`
+	StartLateS float64 `json:"start_late_s,omitempty"`
+	Error      string  `json:"error,omitempty"`
 }
 
 // String is the part in a few words, as results.csv shows it.

@@ -267,6 +267,8 @@ var flagMeanings = []struct{ flag, meaning string }{
 	{record.FlagIncomplete, fmt.Sprintf("open model: more than %.1f %% of the requests scheduled in the window were never sent or still unanswered at the end; they count in the latency up to the end of the run", record.IncompleteFlagFraction*100)},
 	{record.FlagNoisy, fmt.Sprintf("throughput CV across repeats above %.0f %%", NoisyCVMax*100)},
 	{record.FlagSharedCores, "server and load tool ran on one machine without disjoint cpusets (a single-node swarm: swarm has no cpuset), so they competed for the same cores within their CPU quotas"},
+	{record.FlagLateStart, "a load generator sharing the step with others on other client nodes was ready only after their shared start, and started later than they did (client_parts: start_late_s)"},
+	{record.FlagPartsApart, fmt.Sprintf("the load generators sharing the step did not measure one window (their starts or ends more than %.0f %% of the window apart): the throughput is their total over the union of their windows, below what they offered together", record.PartsApartFraction*100)},
 }
 
 func writeFlagNotes(b *bytes.Buffer, s *Summary) {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/protobench/protobench/internal/tool"
 	"github.com/protobench/protobench/internal/tool/protobenchtool"
@@ -46,14 +47,21 @@ func TestSplitter(t *testing.T) {
 			if parts == nil {
 				return
 			}
-			args, merge, err := parts(2)
+			start := time.Date(2026, 11, 28, 10, 0, 0, 500e6, time.UTC)
+			args, merge, err := parts(2, start)
 			if err != nil || len(args) != 2 || merge == nil {
 				t.Fatalf("split in 2: %v %v", args, err)
 			}
 			if !slices.ContainsFunc(args[1], func(s string) bool { return strings.Contains(s, "r1.part2") }) {
 				t.Errorf("part 2 writes its own files: %q", args[1])
 			}
-			if _, _, err := parts(9); err == nil {
+			// Every part starts at the one instant the engine gave, so that they measure one window.
+			for k, a := range args {
+				if i := slices.Index(a, "--start-at"); i < 0 || i+1 == len(a) || a[i+1] != "2026-11-28T10:00:00.5Z" {
+					t.Errorf("part %d: %q, want --start-at 2026-11-28T10:00:00.5Z", k+1, a)
+				}
+			}
+			if _, _, err := parts(9, start); err == nil {
 				t.Error("8 requests in flight split among 9 clients")
 			}
 		})

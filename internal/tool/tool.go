@@ -39,6 +39,10 @@ type Invocation struct {
 	HostCAFile string
 	Warmup     time.Duration // 0 when the runner does the warm-up as a separate invocation
 	Duration   time.Duration
+	// StartAt, when set, is the instant the tool is to start its warm-up at, its connections
+	// open: the shared start of the parts of a split step (Split), so that they measure one
+	// window. Only a tool that declares Capabilities.Parts takes it.
+	StartAt time.Time
 	// ClientCPUs is the CPU the tool may use, when known (bench-generators pins each tool to one
 	// core); tools with a thread count run one event loop per CPU. 0: the tool's default.
 	ClientCPUs float64

@@ -58,9 +58,11 @@ func runParts(t *testing.T, parts []tool.Invocation) tool.Raw {
 	return raw
 }
 
-// TestSplitRunMerges runs halves of a real step against a real server at the same time and
-// merges them: requests add up, the merged percentiles lie within the parts' range, and the
-// merged files read back as a single run's.
+// TestSplitRunMerges runs halves of a real step against a real server at the same time, given
+// one shared start as the swarm engine gives them, and merges them: the parts waited for the
+// start and measured one window, requests add up, the throughput is the sum of the parts'
+// rates, the merged percentiles lie within the parts' range, and the merged files read back as
+// a single run's.
 func TestSplitRunMerges(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the generator against a real server")
@@ -82,6 +84,7 @@ func TestSplitRunMerges(t *testing.T) {
 			inv.Warmup, inv.Duration = 500*time.Millisecond, 2*time.Second
 			inv.RawDir, inv.RawPrefix = t.TempDir(), "run"
 			inv.Labels = map[string]string{"scenario": "split", "step": "s1", "run_id": "t"}
+			inv.StartAt = time.Now().Add(time.Second)
 			parts := tool.Split(inv, 2)
 			if parts == nil {
 				t.Fatalf("Split refused: %v", tool.CheckSplit(inv, 2))
@@ -113,9 +116,9 @@ func TestSplitRunMerges(t *testing.T) {
 			}
 
 			a, b := each[0], each[1]
-			t.Logf("part 1: %d req, %.0f req/s, p50 %.3f p99 %.3f ms; part 2: %d req, %.0f req/s, p50 %.3f p99 %.3f ms; merged: %d req, %.0f req/s over %.3f s (start spread %.3f s), p50 %.3f p99 %.3f ms",
+			t.Logf("part 1: %d req, %.0f req/s, p50 %.3f p99 %.3f ms; part 2: %d req, %.0f req/s, p50 %.3f p99 %.3f ms; merged: %d req, %.0f req/s over %.3f s (start spread %.6f s; waited %.3f and %.3f s for the shared start), p50 %.3f p99 %.3f ms",
 				a.Requests, a.ThroughputRPS, a.LatencyMs.P50, a.LatencyMs.P99, b.Requests, b.ThroughputRPS, b.LatencyMs.P50, b.LatencyMs.P99,
-				rec.Requests, rec.ThroughputRPS, rec.DurationS, merged.Parts.StartSpreadS, rec.LatencyMs.P50, rec.LatencyMs.P99)
+				rec.Requests, rec.ThroughputRPS, rec.DurationS, b.StartUnix-a.StartUnix, a.StartWaitS, b.StartWaitS, rec.LatencyMs.P50, rec.LatencyMs.P99)
 			if a.Requests == 0 || b.Requests == 0 {
 				t.Fatalf("a part measured nothing: %d and %d requests", a.Requests, b.Requests)
 			}
@@ -154,8 +157,18 @@ func TestSplitRunMerges(t *testing.T) {
 			if inv.Model == "open" && rec.Rate != inv.RatePerSec {
 				t.Errorf("merged rate %v, the step's %v", rec.Rate, inv.RatePerSec)
 			}
-			if want := float64(rec.Requests) / rec.DurationS; rec.ThroughputRPS < want*0.999 || rec.ThroughputRPS > want*1.001 {
-				t.Errorf("throughput %v, want requests over the union window %v", rec.ThroughputRPS, want)
+			// One shared start: both waited for it, neither was late, and the windows coincide, so
+			// the throughput is the sum of the parts' own rates.
+			for i, p := range each {
+				if p.StartAt != loadgen.FormatStartAt(inv.StartAt) || p.StartWaitS <= 0 || p.StartLateS != 0 || p.HasFlag(record.FlagLateStart) {
+					t.Errorf("part %d: start_at %q, waited %v s, late %v s, flags %v; want %s, a wait and no lateness", i+1, p.StartAt, p.StartWaitS, p.StartLateS, p.Flags, loadgen.FormatStartAt(inv.StartAt))
+				}
+			}
+			if merged.Parts.StartAt != loadgen.FormatStartAt(inv.StartAt) || merged.Parts.Throughput != loadgen.ThroughputSumOfParts || rec.HasFlag(record.FlagPartsApart) {
+				t.Errorf("merged: start_at %q, throughput from %q, flags %v; want the shared start and the sum of the parts' rates", merged.Parts.StartAt, merged.Parts.Throughput, rec.Flags)
+			}
+			if want := a.ThroughputRPS + b.ThroughputRPS; rec.ThroughputRPS < want*0.999 || rec.ThroughputRPS > want*1.001 {
+				t.Errorf("throughput %v, want the sum of the parts' rates %v", rec.ThroughputRPS, want)
 			}
 			if rec.DurationS < max(a.DurationS, b.DurationS) {
 				t.Errorf("merged window %v s shorter than a part's", rec.DurationS)
@@ -212,6 +225,10 @@ func checkClientParts(t *testing.T, rec record.Record, merged *loadgen.Result, e
 			p.Connections != want.Connections || p.Concurrency != want.Concurrency || p.LatencyP99Ms != want.LatencyMs.P99 {
 			t.Errorf("record's part %d %+v, the part's own result: %d requests, %d errors, %v req/s, %d×%d, p99 %v",
 				i+1, p, want.Requests, want.Errors, want.ThroughputRPS, want.Connections, want.Concurrency, want.LatencyMs.P99)
+		}
+		if p.Start.Location() != time.UTC || p.Start.Sub(time.Unix(0, int64(want.StartUnix*1e9))).Abs() > time.Microsecond ||
+			p.End.Sub(time.Unix(0, int64(want.EndUnix*1e9))).Abs() > time.Microsecond || p.StartWaitS != want.StartWaitS {
+			t.Errorf("record's part %d window %s–%s (waited %v s), the part's own %v–%v (%v s)", i+1, p.Start, p.End, p.StartWaitS, want.StartUnix, want.EndUnix, want.StartWaitS)
 		}
 		if n := countOf(t, want); p.LatencyCount != n || want.LatencyCount != n || n == 0 {
 			t.Errorf("part %d: the record says its histogram holds %d latencies, its result %d, its histogram %d", i+1, p.LatencyCount, want.LatencyCount, n)

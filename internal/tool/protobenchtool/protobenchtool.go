@@ -20,6 +20,7 @@ import (
 	"path"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/protobench/protobench/internal/loadgen"
 	// loadcmd links every driver in, so that Check validates any scheme as `load` would.
@@ -158,6 +159,9 @@ func (Adapter) Args(inv tool.Invocation) []string {
 	if inv.Model == "open" {
 		args = append(args, "--rate", strconv.FormatFloat(inv.RatePerSec, 'f', -1, 64))
 	}
+	if !inv.StartAt.IsZero() {
+		args = append(args, "--start-at", loadgen.FormatStartAt(inv.StartAt))
+	}
 	args = append(args,
 		"--duration", inv.Duration.String(),
 		"--warmup", inv.Warmup.String(),
@@ -217,9 +221,19 @@ func recordOf(res *loadgen.Result) record.Record {
 			Part: n, Connections: p.Connections, Concurrency: p.Concurrency, Rate: p.Rate,
 			Requests: p.Requests, Errors: p.Errors, ThroughputRPS: p.ThroughputRPS, DurationS: p.DurationS,
 			LatencyP99Ms: p.LatencyP99Ms, LatencyCount: p.LatencyCount, Error: p.Error,
+			Start: unixUTC(p.StartUnix), End: unixUTC(p.EndUnix), StartWaitS: p.StartWaitS, StartLateS: p.StartLateS,
 		})
 	}
 	return rec
+}
+
+// unixUTC is a result's Unix time in seconds as a UTC time, to the microsecond (a float64 of
+// seconds since 1970 holds about that); zero stays zero.
+func unixUTC(s float64) time.Time {
+	if s == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, int64(s*1e9)).Round(time.Microsecond).UTC()
 }
 
 // Decode reads a `protobench load` JSON result.
