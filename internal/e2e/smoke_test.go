@@ -277,9 +277,12 @@ func checkTLSRecord(t *testing.T, name string, r record.Record) {
 		return
 	}
 	if r.Step == "tls-churn" {
-		if r.RequestsPerConnection != 10 || r.TLS.HandshakesPerSec < r.ThroughputRPS/20 {
-			t.Errorf("%s: %d requests per connection, %.0f handshakes/s at %.0f req/s; want 10 and about one handshake per 10 requests",
-				name, r.RequestsPerConnection, r.TLS.HandshakesPerSec, r.ThroughputRPS)
+		// One handshake per 10 requests, over the same window: the rate once counted part of
+		// the warm-up as well, about 25 % too many.
+		perTen := r.TLS.HandshakesPerSec * 10 / r.ThroughputRPS
+		if r.RequestsPerConnection != 10 || perTen < 0.75 || perTen > 1.2 {
+			t.Errorf("%s: %d requests per connection, %.0f handshakes/s at %.0f req/s (%.2f per 10 requests); want 10 and one handshake per 10 requests (0.75 to 1.2)",
+				name, r.RequestsPerConnection, r.TLS.HandshakesPerSec, r.ThroughputRPS, perTen)
 		}
 	}
 }
