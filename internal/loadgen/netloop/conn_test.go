@@ -80,20 +80,8 @@ func TestConnAgainstAPeer(t *testing.T) {
 // A handshake the peer never answers fails within the context, naming the address and what was
 // awaited, and closes the socket.
 func TestHandshakeTimesOut(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		c, err := ln.Accept()
-		if err == nil {
-			defer c.Close()
-			time.Sleep(time.Second)
-		}
-	}()
+	addr := silentPeer(t, time.Second)
 	c := NewConn(&loadgen.WireBytes{})
-	addr := ln.Addr().String()
 	// The dial has time to spare on a loaded machine; only the handshake gets the short deadline.
 	dialCtx, cancelDial := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancelDial()
@@ -102,7 +90,7 @@ func TestHandshakeTimesOut(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	err = c.Handshake(ctx, addr, "no SETTINGS", func() (bool, error) { return false, nil })
+	err := c.Handshake(ctx, addr, "no SETTINGS", func() (bool, error) { return false, nil })
 	var de *loadgen.DialError
 	if !errors.As(err, &de) || de.Address != addr || !strings.Contains(err.Error(), "no SETTINGS") {
 		t.Fatalf("err %v, want a DialError naming %s and what was awaited", err, addr)
@@ -128,4 +116,21 @@ func TestDialRefused(t *testing.T) {
 	if !errors.As(err, &de) || de.Address != addr || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("err %v, want connection refused naming %s", err, addr)
 	}
+}
+
+// silentPeer listens on loopback, accepts one connection and holds it for hold without a word.
+func silentPeer(t *testing.T, hold time.Duration) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			defer c.Close()
+			time.Sleep(hold)
+		}
+	}()
+	return ln.Addr().String()
 }

@@ -221,27 +221,13 @@ func TestTLSRefusesAnUntrustedServer(t *testing.T) {
 
 // A server that accepts TCP and never answers the ClientHello fails the dial within its context.
 func TestTLSHandshakeTimesOut(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		if c, err := ln.Accept(); err == nil {
-			defer c.Close()
-			time.Sleep(2 * time.Second)
-		}
-	}()
+	addr := silentPeer(t, 2*time.Second)
 	conn := NewConn(&loadgen.WireBytes{})
-	dir := t.TempDir()
-	if _, err := tlscert.Generate(dir, tlscert.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	conn.TLS = clientTLS(t, filepath.Join(dir, tlscert.CAFile))
+	conn.TLS = clientTLS(t, newTLSPeer(t, tlscert.Options{}).caFile)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	err = conn.Dial(ctx, ln.Addr().String())
+	err := conn.Dial(ctx, addr)
 	var te *loadgen.TLSError
 	if !errors.As(err, &te) || time.Since(start) > 1500*time.Millisecond {
 		t.Fatalf("err %v after %v, want a TLSError when the context ends", err, time.Since(start))
