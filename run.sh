@@ -15,7 +15,7 @@ usage() {
 usage: ./run.sh <scenario> [options]     run a scenario (a name under scenarios/ or a path to a .yaml)
        ./run.sh list                     list the scenarios with their estimated time
        ./run.sh test                     run the test suite (unit, integration, end-to-end smoke)
-       ./run.sh <subcommand> [args]      any protobench subcommand: run, load, list, status, report, compare, images, ...
+       ./run.sh <subcommand> [args]      any protobench subcommand: run, load, list, status, report, compare, images, doctor, ...
 
 Common options for a scenario:
   --quick            every run at most 7 s with its warm-up, and one repeat
@@ -128,14 +128,24 @@ run_tests() {
   # connection.
   echo "== connection capacity: 10,000 concurrent connections on every server"
   PROTOBENCH_CAPACITY=1 go test -count=1 -timeout 10m -run TestConnectionCapacity ./internal/servertest
+  # Without -race: the open model's medians against the closed model's, with the server in the
+  # test's own process, which the race detector slows several times over (issue 36).
+  echo "== open model: p50 against the closed model's at low load, in process"
+  go test -count=1 -timeout 10m -run '^TestOpenModel(MatchesClosedAtLowLoad|PinnedMatchesClosed|PoolWaitCountsInLatency)$' ./internal/loadgen/loadcmd
   echo "== end-to-end: the smoke scenario through the real compose stack"
   PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 25m -run TestSmokeEndToEnd -v ./internal/e2e
+  echo "== end-to-end: each server's own count against each tool's (a server failing half its calls: h2load's successes flagged count-mismatch)"
+  PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 25m -run TestServerCountEndToEnd -v ./internal/e2e
   echo "== end-to-end: a server of your own (our Python image under another name, its own proto)"
   PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 25m -run TestCustomTargetEndToEnd -v ./internal/e2e
   echo "== end-to-end: one image as two targets of one step (an A/A test of the paired ratio): no change"
   PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 25m -run TestSameImageTwiceEndToEnd -v ./internal/e2e
+  echo "== end-to-end: protobench gate (the same image twice passes or is inconclusive; a head 100 µs slower a request fails)"
+  PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 35m -run TestGateEndToEnd -v ./internal/e2e
   echo "== end-to-end: a run beside a process spinning on the tool's core is flagged busy-host; a quiet run is not"
   PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 20m -run TestBusyHost -v ./internal/e2e
+  echo "== end-to-end: the answer first (the headline step runs first, its answer printed at once, Ctrl-C then leaves a complete folder; pre-flight lines; each record's clock)"
+  PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 15m -run TestAnswerFirstThenInterrupt -v ./internal/e2e
   echo "== end-to-end: the main job's headline and cross-check steps (every tool) on a single-node Docker Swarm (--engine swarm), nothing left afterwards"
   PROTOBENCH_E2E=1 PROTOBENCH_BIN="$BIN" go test -count=1 -timeout 20m -run TestSwarmEndToEnd -v ./internal/e2e
   echo "== end-to-end: a three-node swarm (two dockerds in network namespaces on a LAN of veths, image stores empty): server on node 2, the headline in cleartext and over TLS split across this node and node 3 (both parts and the merged histogram in the record)"
@@ -155,11 +165,11 @@ case "${1:-}" in
   *)
     build_cli
     case "$1" in
-      run|load|list|report|status|compare|images|down|generate)
+      run|load|list|report|status|compare|gate|images|down|generate|doctor)
         exec "$BIN" "$@" ;;
       # The lab benches are commands of their own (bench/cmd), not part of the product binary;
-      # bench-generators runs the protobench binary just built as our generator.
-      bench-generators|bench-observability)
+      # each runs the protobench binary just built as our generator (bench-aa runs its gate).
+      bench-generators|bench-observability|bench-churn|bench-aa)
         (cd "$ROOT" && go build -o "$(dirname "$BIN")/$1" "./bench/cmd/$1")
         PROTOBENCH_BIN="$BIN" exec "$(dirname "$BIN")/$1" "${@:2}" ;;
       *) exec "$BIN" run "$@" ;;

@@ -31,14 +31,15 @@ package genbench
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/protobench/protobench/bench/benchcli"
+	"github.com/protobench/protobench/bench/internal/rounds"
 )
 
 type options struct {
@@ -60,26 +61,14 @@ type options struct {
 // Command runs `go run ./bench/cmd/bench-generators` and returns the exit code: 0 when it ran (whatever
 // the ratios), 1 when a run failed, 2 for bad flags.
 func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	o, err := parseFlags(args, stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintf(stderr, "bench-generators: %v\n", err)
-		return 2
-	}
-	b := &bench{o: o, stdout: stdout, stderr: stderr}
-	if err := b.run(ctx); err != nil {
-		fmt.Fprintf(stderr, "bench-generators: %v\n", err)
-		return 1
-	}
-	return 0
+	return benchcli.Run("bench-generators", args, stderr, parseFlags, func(o options) error {
+		return (&bench{o: o, stdout: stdout, stderr: stderr}).run(ctx)
+	})
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("bench-generators", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := benchcli.FlagSet("bench-generators", stderr)
 	fs.DurationVar(&o.duration, "duration", 5*time.Second, "measured run per generator")
 	fs.DurationVar(&o.warmup, "warmup", time.Second, "discarded warm-up run of each generator before its measured run")
 	fs.IntVar(&o.inflight, "concurrency", 64, "requests in flight for every generator")
@@ -156,18 +145,7 @@ func (b *bench) run(ctx context.Context) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	b.binDir = tmp
-	b.rawDir = b.o.outDir
-	if b.rawDir == "" {
-		b.rawDir = filepath.Join(tmp, "raw")
-	}
-	if err := os.MkdirAll(b.rawDir, 0o755); err != nil {
-		return err
-	}
-	if err := b.buildServers(ctx); err != nil {
-		return err
-	}
-	if err := b.buildProtobench(ctx); err != nil {
+	if err := b.build(ctx, tmp); err != nil {
 		return err
 	}
 	if b.o.memoryRequests > 0 {
@@ -182,7 +160,42 @@ func (b *bench) run(ctx context.Context) error {
 		defer remove()
 		caFingerprint = fp
 	}
+	b.printHeader(caFingerprint)
+	var ms []measurement
+	for _, p := range b.o.protocols {
+		best, err := b.measureProtocol(ctx, p)
+		if err != nil {
+			return err
+		}
+		ms = append(ms, best...)
+	}
+	report(b.stdout, ms)
+	if n := countFailed(ms); n > 0 {
+		return fmt.Errorf("%d of %d runs failed (see above)", n, len(ms))
+	}
+	return nil
+}
 
+// build makes the bench's folders under tmp (the raw one there unless --out names one) and
+// builds the servers and protobench into tmp.
+func (b *bench) build(ctx context.Context, tmp string) error {
+	b.binDir = tmp
+	b.rawDir = b.o.outDir
+	if b.rawDir == "" {
+		b.rawDir = filepath.Join(tmp, "raw")
+	}
+	if err := os.MkdirAll(b.rawDir, 0o755); err != nil {
+		return err
+	}
+	if err := b.buildServers(ctx); err != nil {
+		return err
+	}
+	return b.buildProtobench(ctx)
+}
+
+// printHeader says what the comparison runs with, before its table; caFingerprint is the TLS
+// rows' CA, empty when there are none.
+func (b *bench) printHeader(caFingerprint string) {
 	fmt.Fprintf(b.stdout, "bench-generators: server on CPU %d (GOMAXPROCS=1), each generator on CPU %d, %d requests in flight, %s per run (after a %s warm-up run), best of %d\n",
 		b.o.serverCore, b.o.clientCore, b.o.inflight, b.o.duration, b.o.warmup, b.o.repeats)
 	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
@@ -192,42 +205,28 @@ func (b *bench) run(ctx context.Context) error {
 		fmt.Fprintf(b.stdout, "TLS rows: a certificate made for this run (ECDSA P-256, CA SHA-256 %s…), each server offering its registry entry's ALPN\n", caFingerprint[:16])
 	}
 	fmt.Fprintln(b.stdout)
-	var ms []measurement
-	for _, p := range b.o.protocols {
-		var gens []string
-		for _, g := range b.o.generatorsFor(p) {
-			if _, ok := b.tools[g]; ok {
-				gens = append(gens, g)
-			}
+}
+
+// measureProtocol measures every found generator that can run protocol's step, --repeats times
+// round robin, and keeps each one's best run; an error only when ctx ends.
+func (b *bench) measureProtocol(ctx context.Context, protocol string) ([]measurement, error) {
+	var gens []string
+	for _, g := range b.o.generatorsFor(protocol) {
+		if _, ok := b.tools[g]; ok {
+			gens = append(gens, g)
 		}
-		// Repeats go round the generators (A B C A B C ...), not one generator's repeats in a
-		// row: on a shared or virtual machine the server's cost per request drifts over minutes,
-		// and a block of runs would hand one generator the good minutes.
-		best := make([]measurement, len(gens))
-		for r := 0; r < b.o.repeats; r++ {
-			for i, g := range gens {
-				got := b.measure(ctx, p, g)
-				if got.err != nil {
-					fmt.Fprintf(b.stderr, "%s with %s: %v\n", p, g, got.err)
-				}
-				if r == 0 || (got.err == nil && (best[i].err != nil || got.rps > best[i].rps)) {
-					best[i] = got
-				}
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-			}
-		}
-		for i := range best {
-			best[i].repeats = b.o.repeats
-		}
-		ms = append(ms, best...)
 	}
-	report(b.stdout, ms)
-	if n := countFailed(ms); n > 0 {
-		return fmt.Errorf("%d of %d runs failed (see above)", n, len(ms))
+	best, err := rounds.Best(ctx, b.stderr, protocol, gens, b.o.repeats,
+		func(g string) measurement { return b.measure(ctx, protocol, g) },
+		func(m measurement) error { return m.err },
+		func(got, kept measurement) bool { return got.rps > kept.rps })
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	for i := range best {
+		best[i].repeats = b.o.repeats
+	}
+	return best, nil
 }
 
 // anyTLS reports whether a requested protocol runs over TLS, and so needs the run's certificate.

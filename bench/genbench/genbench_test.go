@@ -46,7 +46,7 @@ func TestFlags(t *testing.T) {
 }
 
 // TestGeneratorsFromRegistry: every registered tool that runs the closed model is a row, with
-// the adapter's words on how to install it; tools that cannot (wrk2) are not.
+// package native's words on how to install it; tools that cannot (wrk2) are not.
 func TestGeneratorsFromRegistry(t *testing.T) {
 	for _, name := range tool.Names() {
 		a, _ := tool.Lookup(name)
@@ -111,7 +111,8 @@ func TestPlan(t *testing.T) {
 }
 
 // TestNativeArgs checks what changes from the adapters' command lines outside the images: the
-// image's paths become the checkout's, and our generator serves no live metrics.
+// image's paths become the checkout's, a tool with threads runs one on its pinned core, and our
+// generator serves no live metrics.
 func TestNativeArgs(t *testing.T) {
 	o := defaults(t)
 	for _, tc := range []struct {
@@ -121,6 +122,8 @@ func TestNativeArgs(t *testing.T) {
 		{"k6", "grpc", "/src/internal/tool/k6/scripts/grpc.js", "/usr/share/protobench"},
 		{"ghz", "grpc", "/src/proto", "/usr/share/protobench"},
 		{"wrk", "http", "/src/internal/tool/wrk/report.lua", "/usr/share/protobench"},
+		{"wrk", "http", "-t 1 ", "-t 2 "},
+		{"h2load", "grpc", "-t 1 ", "-t 2 "},
 		{"protobench", "grpc", "--progress", "--metrics-listen"},
 	} {
 		a, _ := tool.Lookup(generators[tc.gen].tool)

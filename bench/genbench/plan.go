@@ -9,6 +9,7 @@ import (
 	"github.com/protobench/protobench/internal/targets"
 	"github.com/protobench/protobench/internal/tlscert"
 	"github.com/protobench/protobench/internal/tool"
+	"github.com/protobench/protobench/internal/tool/native"
 	// Every generator but protobench's own library row is a tool adapter.
 	_ "github.com/protobench/protobench/internal/tool/all"
 )
@@ -40,7 +41,7 @@ func generatorTable() (map[string]generator, []string) {
 		if name == ours || !c.Runs("closed") {
 			continue
 		}
-		gens[name] = generator{tool: name, install: c.Install}
+		gens[name] = generator{tool: name, install: native.Lookup(name).Install}
 		names = append(names, name)
 	}
 	return gens, names
@@ -90,13 +91,13 @@ var protocolNames = []string{"grpc", "http", "h2c", "grpc-tls", "https", "h2", "
 // invocation is the step every generator runs against protocol's server at addr: GetUser,
 // closed loop, the same requests in flight for all. A protocol that multiplexes spreads them
 // over --grpc-connections connections; HTTP/1.1 carries one per connection, as wrk does. Each
-// generator gets one CPU: its one pinned core.
+// generator gets one CPU, its one pinned core (nativeArgs gives it one thread there).
 func (o options) invocation(protocol, addr string, d time.Duration, rawDir, prefix string) tool.Invocation {
 	spec := protocolSpecs[protocol]
 	conns, conc := o.muxConns, o.inflight/o.muxConns
 	inv := tool.Invocation{
 		Target: spec.server, Address: addr, Scheme: spec.scheme, Method: contract.MethodGetUser, Model: "closed",
-		Duration: d, ClientCPUs: 1, RawDir: rawDir, RawPrefix: prefix,
+		Duration: d, RawDir: rawDir, RawPrefix: prefix,
 	}
 	if targets.OverHTTP[spec.scheme] {
 		inv.HTTPVersion, inv.Encoding = spec.httpVersion, targets.EncodingJSON

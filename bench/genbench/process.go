@@ -18,6 +18,7 @@ import (
 	"github.com/protobench/protobench/internal/scenario"
 	"github.com/protobench/protobench/internal/tool"
 	"github.com/protobench/protobench/internal/tool/k6"
+	"github.com/protobench/protobench/internal/tool/native"
 )
 
 func itoa(i int) string { return strconv.Itoa(i) }
@@ -236,22 +237,18 @@ func readRun(a tool.Adapter, inv tool.Invocation) (record.Record, error) {
 }
 
 // nativeArgs is the adapter's command line for a run outside the tool's image: the image's
-// paths become the checkout's, and protobench serves no live metrics (nothing scrapes them, and
-// a fixed port could collide).
+// paths become the checkout's, a tool with event-loop threads runs one on its one pinned core,
+// and protobench serves no live metrics (nothing scrapes them, and a fixed port could collide).
 func nativeArgs(a tool.Adapter, inv tool.Invocation, checkout string) []string {
-	args := a.Args(inv)
-	paths := a.Capabilities().HostPaths
+	host := native.Lookup(a.Name())
+	args := host.WithThreads(host.HostArgs(a.Args(inv), checkout), 1)
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
 		if args[i] == "--metrics-listen" && a.Name() == ours {
 			i++
 			continue
 		}
-		arg := args[i]
-		for image, rel := range paths {
-			arg = strings.Replace(arg, image, filepath.Join(checkout, rel), 1)
-		}
-		out = append(out, arg)
+		out = append(out, args[i])
 	}
 	return out
 }

@@ -77,40 +77,37 @@ func (s scrapeSettings) prometheusConfig(interval string, targets map[string]str
 	if interval == "" {
 		interval = s.Global.Interval
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "global:\n  scrape_interval: %[1]s\n  scrape_timeout: %[1]s\n  evaluation_interval: %[1]s\nscrape_configs:\n", interval)
+	type staticConfig struct {
+		Targets []string          `yaml:"targets"`
+		Labels  map[string]string `yaml:"labels,omitempty"`
+	}
+	type job struct {
+		Name            string         `yaml:"job_name"`
+		Interval        string         `yaml:"scrape_interval,omitempty"`
+		Timeout         string         `yaml:"scrape_timeout,omitempty"`
+		HonorLabels     bool           `yaml:"honor_labels,omitempty"`
+		HonorTimestamps *bool          `yaml:"honor_timestamps,omitempty"`
+		Static          []staticConfig `yaml:"static_configs"`
+	}
+	var cfg struct {
+		Global struct {
+			Interval   string `yaml:"scrape_interval"`
+			Timeout    string `yaml:"scrape_timeout"`
+			Evaluation string `yaml:"evaluation_interval"`
+		} `yaml:"global"`
+		Jobs []job `yaml:"scrape_configs"`
+	}
+	cfg.Global.Interval, cfg.Global.Timeout, cfg.Global.Evaluation = interval, interval, interval
 	for _, j := range s.Jobs {
 		addr, ok := targets[j.Name]
 		if !ok {
 			return "", fmt.Errorf("compose/prometheus/prometheus.yml: job %q has no counterpart in bench-observability", j.Name)
 		}
-		fmt.Fprintf(&b, "  - job_name: %q\n", j.Name)
-		if j.Interval != "" {
-			fmt.Fprintf(&b, "    scrape_interval: %s\n", j.Interval)
-		}
-		if j.Timeout != "" {
-			fmt.Fprintf(&b, "    scrape_timeout: %s\n", j.Timeout)
-		}
-		if j.HonorLabels {
-			b.WriteString("    honor_labels: true\n")
-		}
-		if j.HonorTimestamps != nil {
-			fmt.Fprintf(&b, "    honor_timestamps: %t\n", *j.HonorTimestamps)
-		}
-		fmt.Fprintf(&b, "    static_configs: [{targets: [%q]", addr)
-		if l := labels[j.Name]; len(l) > 0 {
-			b.WriteString(", labels: {")
-			for i, k := range sortedKeys(l) {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				fmt.Fprintf(&b, "%s: %q", k, l[k])
-			}
-			b.WriteString("}")
-		}
-		b.WriteString("}]\n")
+		cfg.Jobs = append(cfg.Jobs, job{Name: j.Name, Interval: j.Interval, Timeout: j.Timeout, HonorLabels: j.HonorLabels,
+			HonorTimestamps: j.HonorTimestamps, Static: []staticConfig{{Targets: []string{addr}, Labels: labels[j.Name]}}})
 	}
-	return b.String(), nil
+	b, err := yaml.Marshal(&cfg)
+	return string(b), err
 }
 
 // withFlags returns flags with every --name=value of set replacing the compose file's value of

@@ -10,7 +10,8 @@ import (
 	"strings"
 )
 
-// The bench's own docker calls read or freeze containers the engine started; none makes one.
+// The bench's own docker calls read or freeze containers the engine started, and remove its
+// project's volumes once the engine has taken the project down; none makes a container.
 // Pausing is how the bench switches the stack off without a restart (the engine's runs never
 // pause anything, and a swarm could not pause a task honestly), and inspect reads back what a
 // container was given and which ID a tool container got.
@@ -103,6 +104,18 @@ func (c inspected) flags() string {
 	}
 	f = append(f, c.Config.Image)
 	return strings.Join(append(f, c.Config.Cmd...), " ")
+}
+
+// removeVolumes removes the volumes of compose project project, which compose labels with it:
+// a run's Prometheus data is of no use once the run ends, and compose down keeps volumes, so
+// they would pile up, one per run.
+func removeVolumes(ctx context.Context, project string) error {
+	names, err := docker(ctx, "volume", "ls", "--quiet", "--filter", "label=com.docker.compose.project="+project)
+	if err != nil || names == "" {
+		return err
+	}
+	_, err = docker(ctx, append([]string{"volume", "rm"}, strings.Fields(names)...)...)
+	return err
 }
 
 // docker runs the docker CLI and returns its trimmed stdout.

@@ -19,7 +19,6 @@ package obsbench
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/protobench/protobench/bench/benchcli"
 	"github.com/protobench/protobench/bench/internal/hostproc"
 	"github.com/protobench/protobench/internal/images"
 	"github.com/protobench/protobench/internal/repo"
@@ -69,25 +69,31 @@ type options struct {
 // Command runs `go run ./bench/cmd/bench-observability` and returns the exit code: 0 when it ran (whatever
 // the cost), 1 when something failed, 2 for bad flags.
 func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	o, err := parseFlags(args, stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintln(stderr, "bench-observability:", err)
-		return 2
-	}
-	if err := run(ctx, o, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "bench-observability:", err)
-		return 1
-	}
-	return 0
+	return benchcli.Run("bench-observability", args, stderr, parseFlags, func(o options) error {
+		return run(ctx, o, stdout, stderr)
+	})
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("bench-observability", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := benchcli.FlagSet("bench-observability", stderr)
+	switchList := o.define(fs)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.defaultDesign()
+	if err := o.parseSwitched(*switchList); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return o, o.validate()
+}
+
+// define binds the flags to o's fields; --switch is a list, returned to be read after parsing
+// (parseSwitched).
+func (o *options) define(fs *flag.FlagSet) (switchList *string) {
 	fs.DurationVar(&o.duration, "duration", 30*time.Second, "measured length of each trial (trial design)")
 	fs.DurationVar(&o.warmup, "warmup", 3*time.Second, "generator warm-up before each trial's window (not measured)")
 	fs.DurationVar(&o.settle, "settle", 2*time.Second, "pause after switching the stack on or off, before the trial")
@@ -106,11 +112,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.tool, "tool", "protobench", "load tool: protobench (its live metrics scraped every second) or k6 (remote write while the stack is on)")
 	fs.BoolVar(&o.k6RemoteWrite, "k6-remote-write", true, "with --tool k6: push k6's metrics to Prometheus in the stack-on trials, as a run does; false leaves k6's output off in both arms, so that the cost is the stack's alone and the difference from a run with it is what the push costs")
 	fs.StringVar(&o.k6PushInterval, "k6-push-interval", "", "with --tool k6: how often k6 pushes by remote write (default: the k6 adapter's, "+k6.RemoteWritePushInterval+"), so that an interval can be measured before a run uses it")
-	switchList := fs.String("switch", "", "the stack's containers to switch on and off, comma-separated ("+strings.Join(stackServices, ", ")+"; default all); the others run in both arms, so that the cost is the switched ones' alone")
+	switchList = fs.String("switch", "", "the stack's containers to switch on and off, comma-separated ("+strings.Join(stackServices, ", ")+"; default all); the others run in both arms, so that the cost is the switched ones' alone")
 	fs.BoolVar(&o.keep, "keep", false, "leave the stack's containers running at the end (for a look at Prometheus)")
-	if err := fs.Parse(args); err != nil {
-		return o, err
-	}
+	return switchList
+}
+
+// defaultDesign fills in the design and the repeats left to their defaults: blocks for
+// protobench, trials for k6, and each design's repeats.
+func (o *options) defaultDesign() {
 	if o.design == "" {
 		o.design = "blocks"
 		if o.tool == "k6" {
@@ -123,54 +132,62 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			o.repeats = 40
 		}
 	}
-	if *switchList != "" {
-		for _, name := range strings.Split(*switchList, ",") {
-			name = strings.TrimSpace(name)
-			if !slices.Contains(stackServices, name) {
-				return o, fmt.Errorf("--switch %q: %q is not one of the stack's containers (%s)", *switchList, name, strings.Join(stackServices, ", "))
-			}
-			if !slices.Contains(o.switched, name) {
-				o.switched = append(o.switched, name)
-			}
+}
+
+// parseSwitched reads --switch's list into o.switched (nil when it is empty: all of them).
+func (o *options) parseSwitched(switchList string) error {
+	if switchList == "" {
+		return nil
+	}
+	for _, name := range strings.Split(switchList, ",") {
+		name = strings.TrimSpace(name)
+		if !slices.Contains(stackServices, name) {
+			return fmt.Errorf("--switch %q: %q is not one of the stack's containers (%s)", switchList, name, strings.Join(stackServices, ", "))
+		}
+		if !slices.Contains(o.switched, name) {
+			o.switched = append(o.switched, name)
 		}
 	}
+	return nil
+}
+
+// validate says what is wrong with the flags' values, or nil.
+func (o *options) validate() error {
 	switch {
-	case fs.NArg() > 0:
-		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case o.design != "blocks" && o.design != "trials":
-		return o, fmt.Errorf("--design %q: want blocks or trials", o.design)
+		return fmt.Errorf("--design %q: want blocks or trials", o.design)
 	case o.design == "blocks" && o.tool == "k6":
-		return o, fmt.Errorf("--design blocks needs --tool protobench: k6's remote write cannot be switched within a run")
+		return fmt.Errorf("--design blocks needs --tool protobench: k6's remote write cannot be switched within a run")
 	case o.design == "blocks" && o.block < o.settle+time.Second:
-		return o, fmt.Errorf("--block %s: want at least --settle (%s) plus 1s, so that each block keeps a whole second", o.block, o.settle)
+		return fmt.Errorf("--block %s: want at least --settle (%s) plus 1s, so that each block keeps a whole second", o.block, o.settle)
 	case o.repeats < 1:
-		return o, fmt.Errorf("--repeats %d: want at least 1 (3 or more for an interval), or 0 for the design's default", o.repeats)
+		return fmt.Errorf("--repeats %d: want at least 1 (3 or more for an interval), or 0 for the design's default", o.repeats)
 	case o.duration < time.Second:
-		return o, fmt.Errorf("--duration %s: want at least 1s", o.duration)
+		return fmt.Errorf("--duration %s: want at least 1s", o.duration)
 	case o.serverCore == o.clientCore:
-		return o, fmt.Errorf("--server-core and --client-core are both %d: the server and the generator need a core each", o.serverCore)
+		return fmt.Errorf("--server-core and --client-core are both %d: the server and the generator need a core each", o.serverCore)
 	case o.connections < 1:
-		return o, fmt.Errorf("--connections %d: want at least 1", o.connections)
+		return fmt.Errorf("--connections %d: want at least 1", o.connections)
 	case o.concurrency < 1:
-		return o, fmt.Errorf("--concurrency %d: want at least 1", o.concurrency)
+		return fmt.Errorf("--concurrency %d: want at least 1", o.concurrency)
 	case o.tool != "protobench" && o.tool != "k6":
-		return o, fmt.Errorf("--tool %q: want protobench or k6", o.tool)
+		return fmt.Errorf("--tool %q: want protobench or k6", o.tool)
 	case !o.k6RemoteWrite && o.tool != "k6":
-		return o, fmt.Errorf("--k6-remote-write=false needs --tool k6: protobench's generator is scraped, not pushed")
+		return fmt.Errorf("--k6-remote-write=false needs --tool k6: protobench's generator is scraped, not pushed")
 	case o.k6PushInterval != "" && (o.tool != "k6" || !o.k6RemoteWrite):
-		return o, fmt.Errorf("--k6-push-interval needs --tool k6 with its remote write on")
+		return fmt.Errorf("--k6-push-interval needs --tool k6 with its remote write on")
 	case o.cpuShares != 0 && o.cpuShares < 2:
-		return o, fmt.Errorf("--cpu-shares %d: want at least 2 (Docker's smallest weight), or 0 for compose's", o.cpuShares)
+		return fmt.Errorf("--cpu-shares %d: want at least 2 (Docker's smallest weight), or 0 for compose's", o.cpuShares)
 	}
 	for _, d := range []struct{ flag, v string }{{"--scrape-interval", o.scrapeInterval}, {"--housekeeping", o.housekeeping}, {"--k6-push-interval", o.k6PushInterval}} {
 		if d.v == "" && d.flag != "--housekeeping" {
 			continue
 		}
 		if v, err := time.ParseDuration(d.v); err != nil || v <= 0 {
-			return o, fmt.Errorf("%s %q: want a positive duration such as 1s", d.flag, d.v)
+			return fmt.Errorf("%s %q: want a positive duration such as 1s", d.flag, d.v)
 		}
 	}
-	return o, nil
+	return nil
 }
 
 // trial is one measured run of the step.
@@ -192,27 +209,9 @@ type trial struct {
 }
 
 func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
-	if err := hostproc.CheckTaskset(); err != nil {
-		return err
-	}
-	for _, bin := range []string{"docker", "go"} { // go builds the server
-		if _, err := exec.LookPath(bin); err != nil {
-			return fmt.Errorf("%s not found: it is needed to build and run the step", bin)
-		}
-	}
-	root, err := repo.Root()
+	root, err := prepare(&o)
 	if err != nil {
 		return err
-	}
-	if o.outDir == "" {
-		if o.outDir, err = os.MkdirTemp("", "protobench-obsbench-"); err != nil {
-			return err
-		}
-	} else if err := os.MkdirAll(o.outDir, 0o755); err != nil {
-		return err
-	}
-	if o.obsCPUs == "" {
-		o.obsCPUs = stackCores(o.serverCore, o.clientCore, o.tool)
 	}
 	describe(o, stdout)
 
@@ -243,20 +242,53 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if err := st.writeSettings(o.outDir); err != nil {
 		return err
 	}
+	trials, err := measure(ctx, o, st, srv.addr, stdout)
+	if err != nil {
+		return err
+	}
+	return finish(ctx, o, st, trials, stdout, stderr)
+}
 
-	var trials []trial
+// prepare checks that the host has what the bench runs with, and fills in the raw folder (made
+// here) and the stack's cores when the flags left them out; it returns the checkout's root.
+func prepare(o *options) (root string, err error) {
+	if err := hostproc.CheckTaskset(); err != nil {
+		return "", err
+	}
+	for _, bin := range []string{"docker", "go"} { // go builds the server
+		if _, err := exec.LookPath(bin); err != nil {
+			return "", fmt.Errorf("%s not found: it is needed to build and run the step", bin)
+		}
+	}
+	if root, err = repo.Root(); err != nil {
+		return "", err
+	}
+	if o.outDir == "" {
+		if o.outDir, err = os.MkdirTemp("", "protobench-obsbench-"); err != nil {
+			return "", err
+		}
+	} else if err := os.MkdirAll(o.outDir, 0o755); err != nil {
+		return "", err
+	}
+	if o.obsCPUs == "" {
+		o.obsCPUs = stackCores(o.serverCore, o.clientCore, o.tool)
+	}
+	return root, nil
+}
+
+// measure runs the trials of o's design.
+func measure(ctx context.Context, o options, st *stack, addr string, stdout io.Writer) ([]trial, error) {
 	if o.design == "blocks" {
 		fmt.Fprintf(stdout, "bench-observability: block design, %d pairs of %s blocks in one %s generator run, %s after each switch left out\n",
 			o.repeats, o.block, time.Duration(2*o.repeats+2)*o.block, o.settle)
-		if trials, err = runBlocks(ctx, o, st, srv.addr, stdout); err != nil {
-			return err
-		}
+		return runBlocks(ctx, o, st, addr, stdout)
 	}
-	if o.design == "trials" {
-		if trials, err = runTrials(ctx, o, st, srv.addr, stdout); err != nil {
-			return err
-		}
-	}
+	return runTrials(ctx, o, st, addr, stdout)
+}
+
+// finish switches the stack back on, keeps the trials in trials.json and reports them, with
+// what Prometheus last scraped.
+func finish(ctx context.Context, o options, st *stack, trials []trial, stdout, stderr io.Writer) error {
 	if err := st.set(ctx, true); err != nil {
 		fmt.Fprintln(stderr, "bench-observability: warning:", err)
 	}

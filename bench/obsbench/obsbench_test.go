@@ -266,13 +266,45 @@ func TestPrometheusConfigFollowsCompose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"scrape_interval: 1s\n", "job_name: \"prometheus\"\n    scrape_interval: 10s", "honor_timestamps: true", "honor_labels: true",
-		`targets: ["127.0.0.1:4"], labels: {target: "grpc"}`} {
-		if !strings.Contains(cfg, want) {
-			t.Errorf("config lacks %q:\n%s", want, cfg)
+	type job struct {
+		Name            string `yaml:"job_name"`
+		Interval        string `yaml:"scrape_interval"`
+		HonorLabels     bool   `yaml:"honor_labels"`
+		HonorTimestamps *bool  `yaml:"honor_timestamps"`
+		Static          []struct {
+			Targets []string          `yaml:"targets"`
+			Labels  map[string]string `yaml:"labels"`
+		} `yaml:"static_configs"`
+	}
+	var got struct {
+		Global struct {
+			Interval string `yaml:"scrape_interval"`
+			Timeout  string `yaml:"scrape_timeout"`
+		} `yaml:"global"`
+		Jobs []job `yaml:"scrape_configs"`
+	}
+	decode := func(text string) {
+		t.Helper()
+		got.Jobs = nil
+		if err := yaml.Unmarshal([]byte(text), &got); err != nil {
+			t.Fatalf("config is not YAML: %v\n%s", err, text)
 		}
 	}
-	if cfg2, _ := s.prometheusConfig("2s", targets, nil); !strings.Contains(cfg2, "scrape_interval: 2s\n  scrape_timeout: 2s") || !strings.Contains(cfg2, "scrape_interval: 10s") {
+	decode(cfg)
+	byName := map[string]job{}
+	for _, j := range got.Jobs {
+		byName[j.Name] = j
+	}
+	if got.Global.Interval != "1s" || byName["prometheus"].Interval != "10s" || byName["cadvisor"].HonorTimestamps == nil ||
+		!*byName["cadvisor"].HonorTimestamps || !byName["loadgen"].HonorLabels {
+		t.Errorf("config lost a setting:\n%s", cfg)
+	}
+	if st := byName["servers"].Static; len(st) != 1 || strings.Join(st[0].Targets, ",") != "127.0.0.1:4" || st[0].Labels["target"] != "grpc" {
+		t.Errorf("servers job %+v, want target 127.0.0.1:4 labelled target=grpc", st)
+	}
+	cfg2, _ := s.prometheusConfig("2s", targets, nil)
+	decode(cfg2)
+	if got.Global.Interval != "2s" || got.Global.Timeout != "2s" || got.Jobs[0].Interval != "10s" {
 		t.Errorf("--scrape-interval 2s: want the global interval replaced and the job's own kept:\n%s", cfg2)
 	}
 	if promtool, err := exec.LookPath("promtool"); err == nil {

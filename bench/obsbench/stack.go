@@ -23,7 +23,7 @@ import (
 // tool: the Compose engine with its docker-CLI fast path, on a compose project of this process's
 // own (protobench-obsbench-<pid>), whose removal takes every container and volume of it.
 type stack struct {
-	eng      *engine.Compose
+	eng      engine.Engine // engine.NewCompose with Fast: the docker-CLI fast path (engine.ComposeFast)
 	client   *compose.Client
 	env      map[string]string // the run-wide compose environment, given to Up
 	promAddr string
@@ -40,6 +40,8 @@ var stackServices = []string{"prometheus", "cadvisor", "node-exporter"}
 // projectName is the compose project of this process's stack and tool containers.
 func projectName() string { return "protobench-obsbench-" + strconv.Itoa(os.Getpid()) }
 
+// startStack starts the stack on compose project projectName(), its scrape jobs pointed at
+// serverMetrics and at the generator, and waits until each of its containers answers.
 func startStack(ctx context.Context, root string, o options, set images.Set, serverMetrics string) (*stack, error) {
 	obs, err := readObservability(root)
 	if err != nil {
@@ -54,76 +56,100 @@ func startStack(ctx context.Context, root string, o options, set images.Set, ser
 			return nil, fmt.Errorf("image %s is unavailable (%s): run `protobench images build %s`", name, set[name].Note, name)
 		}
 	}
-	hostAddrs, err := hostproc.FreeAddrs(4)
+	files, err := writeStackFiles(obs, o, a.Service(), serverMetrics)
 	if err != nil {
 		return nil, err
 	}
-	addrs := stackAddrs{prometheus: hostAddrs[0], cadvisor: hostAddrs[1], nodeExporter: hostAddrs[2]}
-	loadMetrics := hostAddrs[3]
-	outDir, err := filepath.Abs(o.outDir)
-	if err != nil {
-		return nil, err
-	}
-	// compose/prometheus/prometheus.yml's jobs and intervals, each job pointed at this
-	// benchmark's process or container.
-	config, err := obs.scrape.prometheusConfig(o.scrapeInterval, map[string]string{
-		"prometheus": addrs.prometheus, "cadvisor": addrs.cadvisor, "node-exporter": addrs.nodeExporter, "servers": serverMetrics, "loadgen": loadMetrics,
-	}, map[string]map[string]string{"servers": {"target": "grpc"}})
-	if err != nil {
-		return nil, err
-	}
-	configPath := filepath.Join(outDir, "prometheus.yml")
-	if err := os.WriteFile(configPath, []byte(config), 0o644); err != nil {
-		return nil, err
-	}
-	over, err := overrides(obs, o, addrs, configPath, a.Service())
-	if err != nil {
-		return nil, err
-	}
-	overPath := filepath.Join(outDir, "compose-override.yml")
-	if err := os.WriteFile(overPath, over, 0o644); err != nil {
-		return nil, err
-	}
-	client, err := compose.New(ctx, compose.Options{Dir: filepath.Join(root, "compose"), Extra: []string{overPath},
-		ProjectName: projectName(), DiscardVolumes: true})
+	client, err := compose.New(ctx, compose.Options{Dir: filepath.Join(root, "compose"), Extra: []string{files.override},
+		ProjectName: projectName()})
 	if err != nil {
 		return nil, err
 	}
 	st := &stack{client: client, eng: engine.NewCompose(engine.ComposeOptions{Client: client, Docker: "docker", Fast: true}),
-		env: stackEnv(o, set, outDir), promAddr: addrs.prometheus, loadMetrics: loadMetrics, containers: map[string]string{}, switched: o.switched}
+		env: stackEnv(o, set, files.outDir), promAddr: files.addrs.prometheus, loadMetrics: files.loadMetrics, containers: map[string]string{}, switched: o.switched}
 	st.settings = append(st.settings,
-		"Prometheus configuration (from compose/prometheus/prometheus.yml): "+configPath,
-		fmt.Sprintf("compose project %s: compose/docker-compose.yml with %s over it", client.ProjectName(), overPath))
+		"Prometheus configuration (from compose/prometheus/prometheus.yml): "+files.prometheusConfig,
+		fmt.Sprintf("compose project %s: compose/docker-compose.yml with %s over it", client.ProjectName(), files.override))
 	if err := st.eng.Up(ctx, st.env, stackServices...); err != nil {
 		st.remove()
 		return nil, fmt.Errorf("start the stack: %w", err)
 	}
+	if err := st.await(ctx, files.addrs); err != nil {
+		st.remove()
+		return nil, err
+	}
+	return st, nil
+}
+
+// stackFiles are the files a stack starts from, in the raw folder, and the host addresses they
+// give its containers and the generator.
+type stackFiles struct {
+	addrs       stackAddrs
+	loadMetrics string // where the generator serves its live metrics
+	outDir      string // the raw folder, absolute
+	// prometheusConfig is the stack's Prometheus configuration, override its compose file over
+	// compose/docker-compose.yml.
+	prometheusConfig, override string
+}
+
+// writeStackFiles picks free host ports and writes the stack's Prometheus configuration
+// (compose/prometheus/prometheus.yml's jobs and intervals, each job pointed at this benchmark's
+// process or container) and its compose override for toolService.
+func writeStackFiles(obs observability, o options, toolService, serverMetrics string) (stackFiles, error) {
+	var f stackFiles
+	hostAddrs, err := hostproc.FreeAddrs(4)
+	if err != nil {
+		return f, err
+	}
+	f.addrs = stackAddrs{prometheus: hostAddrs[0], cadvisor: hostAddrs[1], nodeExporter: hostAddrs[2]}
+	f.loadMetrics = hostAddrs[3]
+	if f.outDir, err = filepath.Abs(o.outDir); err != nil {
+		return f, err
+	}
+	config, err := obs.scrape.prometheusConfig(o.scrapeInterval, map[string]string{
+		"prometheus": f.addrs.prometheus, "cadvisor": f.addrs.cadvisor, "node-exporter": f.addrs.nodeExporter, "servers": serverMetrics, "loadgen": f.loadMetrics,
+	}, map[string]map[string]string{"servers": {"target": "grpc"}})
+	if err != nil {
+		return f, err
+	}
+	f.prometheusConfig = filepath.Join(f.outDir, "prometheus.yml")
+	if err := os.WriteFile(f.prometheusConfig, []byte(config), 0o644); err != nil {
+		return f, err
+	}
+	over, err := overrides(obs, o, f.addrs, f.prometheusConfig, toolService)
+	if err != nil {
+		return f, err
+	}
+	f.override = filepath.Join(f.outDir, "compose-override.yml")
+	return f, os.WriteFile(f.override, over, 0o644)
+}
+
+// await records the stack's container IDs, waits until each container answers at addrs, and
+// adds to the settings what docker inspect reads back of each.
+func (s *stack) await(ctx context.Context, addrs stackAddrs) error {
 	for _, name := range stackServices {
-		id, err := client.ContainerID(ctx, name)
+		id, err := s.client.ContainerID(ctx, name)
 		if err == nil && id == "" {
 			err = fmt.Errorf("compose started no container")
 		}
 		if err != nil {
-			st.remove()
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
-		st.containers[name] = id
+		s.containers[name] = id
 	}
 	for name, url := range map[string]string{"prometheus": "http://" + addrs.prometheus + "/-/ready", "cadvisor": "http://" + addrs.cadvisor + "/healthz", "node-exporter": "http://" + addrs.nodeExporter + "/metrics"} {
 		if err := hostproc.WaitHTTP(ctx, url, 60*time.Second, nil); err != nil {
-			st.remove()
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	for _, name := range stackServices {
-		line, err := containerSettings(ctx, st.containers[name])
+		line, err := containerSettings(ctx, s.containers[name])
 		if err != nil {
-			st.remove()
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
-		st.settings = append(st.settings, name+" (started by compose; as docker inspect reads it back): "+line)
+		s.settings = append(s.settings, name+" (started by compose; as docker inspect reads it back): "+line)
 	}
-	return st, nil
+	return nil
 }
 
 // stackEnv is the run-wide compose environment: the images, where the stack sits, and the load
@@ -256,6 +282,9 @@ func (s *stack) remove() {
 	}
 	// Whatever down could not take (an interrupted tool's container), by the project's label.
 	_ = s.eng.ForceRemove(ctx)
+	if err := removeVolumes(ctx, s.client.ProjectName()); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-observability: remove volumes:", err)
+	}
 }
 
 // keepHint is how to remove a stack left running with --keep.

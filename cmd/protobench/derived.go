@@ -79,15 +79,13 @@ func composeServers(root string) ([]byte, error) {
 // prometheusServers is the file_sd list Prometheus' servers job reads: every registry target's
 // metrics endpoint on the compose network.
 func prometheusServers(string) ([]byte, error) {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "# %s\n", generatedBy)
-	b.WriteString("# Every server's /metrics on the compose network (file_sd for the servers job in\n")
-	b.WriteString("# prometheus.yml); only the server of the current step is up.\n")
-	b.WriteString("- targets:\n")
+	var addrs []string
 	for _, t := range targets.All() {
-		fmt.Fprintf(&b, "    - %q\n", fmt.Sprintf("%s:%d", t.Name, t.MetricsPort))
+		addrs = append(addrs, fmt.Sprintf("%s:%d", t.Name, t.MetricsPort))
 	}
-	return b.Bytes(), nil
+	return compose.ScrapeTargets([]string{generatedBy,
+		"Every server's /metrics on the compose network (file_sd for the servers job in",
+		"prometheus.yml); only the server of the current step is up."}, addrs)
 }
 
 // servertestServers is servertest's table of server names and in-process Go servers.

@@ -107,6 +107,9 @@ func knobValues(k targets.Knob) string {
 	switch k.Kind {
 	case targets.KnobInt:
 		v = "integer ≥ " + strconv.FormatInt(k.Min, 10)
+		if k.Max > 0 {
+			v = "integer " + strconv.FormatInt(k.Min, 10) + " to " + strconv.FormatInt(k.Max, 10)
+		}
 	case targets.KnobBool:
 		v = "`true` or `false`"
 	case targets.KnobSize:

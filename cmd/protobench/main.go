@@ -17,6 +17,8 @@ import (
 type command struct {
 	summary string
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	// developer: a command for those who change protobench itself, listed apart in the help.
+	developer bool
 }
 
 var commands = map[string]command{}
@@ -25,16 +27,29 @@ func register(name, summary string, run func(ctx context.Context, args []string,
 	commands[name] = command{summary: summary, run: run}
 }
 
+// registerDeveloper registers a command that only changing protobench needs.
+func registerDeveloper(name, summary string, run func(ctx context.Context, args []string, stdout, stderr io.Writer) int) {
+	commands[name] = command{summary: summary, run: run, developer: true}
+}
+
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: protobench <command> [flags]")
-	fmt.Fprintln(w, "\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-18s %s\n", n, commands[n].summary)
+	for _, dev := range []bool{false, true} {
+		if dev {
+			fmt.Fprintln(w, "\nfor developers of protobench:")
+		} else {
+			fmt.Fprintln(w, "\ncommands:")
+		}
+		names := make([]string, 0, len(commands))
+		for n, c := range commands {
+			if c.developer == dev {
+				names = append(names, n)
+			}
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(w, "  %-18s %s\n", n, commands[n].summary)
+		}
 	}
 	fmt.Fprintln(w, "\nRun 'protobench <command> -h' for a command's flags.")
 }

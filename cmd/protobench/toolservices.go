@@ -87,12 +87,11 @@ func composeTools(root string) ([]byte, error) {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "  %s:\n    <<: *tool\n", s.name)
-		fmt.Fprintf(&b, "    image: ${%s:-%s}\n", images.EnvVar(s.image), images.DefaultRef(s.image))
-		if s.program != "" {
-			fmt.Fprintf(&b, "    entrypoint: [%q]\n", s.program)
+		svc, err := compose.ToolService(s.name, "${"+images.EnvVar(s.image)+":-"+images.DefaultRef(s.image)+"}", s.program, s.extra)
+		if err != nil {
+			return nil, fmt.Errorf("tools %s: %w", strings.Join(s.tools, ", "), err)
 		}
-		b.WriteString(s.extra)
+		b.Write(svc)
 	}
 	b.Write(text[end:])
 	out := b.Bytes()

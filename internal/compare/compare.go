@@ -1,8 +1,10 @@
-// Package compare sets two or more results folders side by side, step by step and target by
-// target, and says which changes the repeats support: before and after a server change, or this
-// machine against a laptop. It was tested the way a reader would test it, on A/A pairs (two runs
-// of the same code), and it refuses what it cannot judge: folders whose settings differ, rows
-// with too few repeats, changes within the host's own drift (docs/statistics.md).
+// Package compare sets results folders side by side, step by step and target by target, and says
+// which changes the runs support: before and after a server change, or this machine against a
+// laptop. A folder is one state of the host, so at the level that matters one folder is one
+// observation: with one folder a side compare prints what it could detect and no verdict; with
+// two or more a side it tests the folders' means. It refuses what it cannot judge: folders whose
+// settings differ, rows with too few repeats, changes within the host's own drift
+// (docs/statistics.md).
 package compare
 
 import (
@@ -21,7 +23,9 @@ const (
 	Faster       = "faster"
 	Slower       = "slower"
 	NoDifference = "no significant difference"
+	Inconclusive = "inconclusive"
 	NoVerdict    = "no verdict"
+	NotTested    = "not tested"
 )
 
 // MinRepeats is the fewest valid repeats a side needs for a verdict. Two give a variance on one
@@ -45,11 +49,15 @@ type Comparison struct {
 	// baseline's and that folder's samples; DriftKnown is false where a folder recorded none.
 	Drift      []float64
 	DriftKnown []bool
-	// Tests is how many changes were tested together (Benjamini–Hochberg's m), and the priors
-	// the moderated t borrowed per metric.
-	Tests           int
-	ThroughputPrior stats.Prior
-	P99Prior        stats.Prior
+	// DriftNoise is, per side, the host speed index's own noise (the spread of its tries) over
+	// the samples the drift compares; a drift within it is not counted.
+	DriftNoise []float64
+	// Tests is how many changes were tested together (Benjamini–Hochberg's m).
+	Tests int
+	// Sides lists each side's folders (indices into Folders): Sides[0] is the baseline. Rows'
+	// Folder is a side's index.
+	Sides [][]int
+	Opts  Options
 	// Warnings name the folders with busy-host runs: their verdicts may measure the other
 	// load on the machine rather than a change.
 	Warnings []string
@@ -61,12 +69,21 @@ type Row struct {
 	Folder             int // index into Comparison.Folders, ≥ 1
 	Base, Other        Figures
 	Throughput, P99    Change
+	Model              string  // closed or open
+	Rate, OtherRate    float64 // offered rate of each side in the open model
+	// Unequal is "unequal-work: <what differs>" where the two sides did different work
+	// (parity.go); the row then gets no verdict.
+	Unequal string
 }
 
-// Figures are one side's valid repeats of a step, target and tool.
+// Figures are one side's values of a step, target and tool: with one folder a side its valid
+// repeats, with several each folder's geometric mean over its valid repeats. N counts the values,
+// Folders the folders and Repeats the valid repeats beneath them.
 type Figures struct {
 	Throughput, P99 []float64
 	N               int
+	Folders         int
+	Repeats         int
 }
 
 // Change is the ratio of the other folder's geometric mean to the baseline's, its interval, its
@@ -78,48 +95,107 @@ type Change struct {
 	P, Adjusted             float64
 	Verdict                 string
 	Why                     string // why there is no verdict
+	// MDE is the smallest change (a ratio above 1) this row could find with the power asked
+	// for (Options.Power); NaN when unknown.
+	MDE float64
+	// PowerAtEffect is the chance this row finds a change of Options.Effect.
+	PowerAtEffect float64
 }
 
-// Compare loads the folders and compares each with the first. It refuses folders of different
-// scenarios or settings unless force is set, and then records the differences.
+// Options are what a user sets: --force, the power a "no significant difference" must have had
+// (--power) to find the smallest change that matters (--effect), and the between-run spread
+// (--calibration).
+type Options struct {
+	Force       bool
+	Power       float64 // default 0.8
+	Effect      float64 // a ratio above 1; default 1.05
+	Calibration Calibration
+}
+
+func (o Options) withDefaults() Options {
+	if o.Power == 0 {
+		o.Power = 0.8
+	}
+	if o.Effect == 0 {
+		o.Effect = 1.05
+	}
+	if o.Calibration == (Calibration{}) {
+		o.Calibration = RecordedCalibration
+	}
+	return o
+}
+
+// Compare loads the folders and compares each with the first, one folder a side (the form
+// `compare A B C`).
 func Compare(dirs []string, force bool) (*Comparison, error) {
 	if len(dirs) < 2 {
 		return nil, fmt.Errorf("compare: need at least two results folders, got %d", len(dirs))
 	}
-	c := &Comparison{}
-	for _, d := range dirs {
-		f, err := report.Load(d)
-		if err != nil {
-			return nil, fmt.Errorf("compare: %w", err)
-		}
-		c.Folders = append(c.Folders, f)
+	sides := [][]string{dirs[:1]}
+	for _, d := range dirs[1:] {
+		sides = append(sides, []string{d})
 	}
+	return CompareSides(sides, Options{Force: force})
+}
+
+// CompareSides loads each side's folders and compares every other side with the first.
+func CompareSides(sides [][]string, opts Options) (*Comparison, error) {
+	if len(sides) < 2 {
+		return nil, fmt.Errorf("compare: need two sides, got %d", len(sides))
+	}
+	var folders []*report.Folder
+	var idx [][]int
+	for _, side := range sides {
+		var is []int
+		for _, d := range side {
+			f, err := report.Load(d)
+			if err != nil {
+				return nil, fmt.Errorf("compare: %w", err)
+			}
+			is = append(is, len(folders))
+			folders = append(folders, f)
+		}
+		idx = append(idx, is)
+	}
+	return CompareLoaded(folders, idx, opts)
+}
+
+// CompareLoaded compares loaded folders, grouped into sides by index (sides[0] the baseline).
+// It refuses folders of different scenarios or settings unless opts.Force, and then records
+// the differences.
+func CompareLoaded(folders []*report.Folder, sides [][]int, opts Options) (*Comparison, error) {
+	c := &Comparison{Folders: folders, Sides: sides, Opts: opts.withDefaults()}
 	c.Mismatch = mismatch(c.Folders)
 	for i, f := range c.Folders {
 		if line := results.BusyHostLine(f.Records); line != "" {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("%s (%s): %s; a verdict against it may measure that load, not a change", letter(i), f.Dir, line))
 		}
 	}
-	if c.Mismatch != "" && !force {
+	if c.Mismatch != "" && !opts.Force {
 		return nil, fmt.Errorf("compare: the folders ran different scenarios, so their steps do not measure the same thing:\n%s\nUse --force to compare them anyway", c.Mismatch)
 	}
 	c.Differences = settingsDiff(c.Folders)
-	if len(c.Differences) > 0 && !force {
+	if len(c.Differences) > 0 && !opts.Force {
 		return nil, fmt.Errorf("compare: the folders' settings differ, so a change could come from the settings rather than the code:\n  %s\n"+
 			"Use --force to compare them anyway (the differences are then listed above the tables). To compare two builds, "+
 			"declare both as targets of one step instead: see docs/statistics.md", joinLines(c.Differences))
 	}
-	base := c.Folders[0]
-	c.Drift, c.DriftKnown = make([]float64, len(c.Folders)), make([]bool, len(c.Folders))
-	for i, f := range c.Folders[1:] {
-		c.Drift[i+1], c.DriftKnown[i+1] = hostspeed.Drift(base.Run.HostSpeed, f.Run.HostSpeed)
+	c.Drift, c.DriftKnown, c.DriftNoise = make([]float64, len(sides)), make([]bool, len(sides)), make([]float64, len(sides))
+	for i := 1; i < len(sides); i++ {
+		var recs []*hostspeed.Record
+		for _, fi := range append(append([]int{}, sides[0]...), sides[i]...) {
+			recs = append(recs, c.Folders[fi].Run.HostSpeed)
+		}
+		c.Drift[i], c.DriftKnown[i] = hostspeed.Drift(recs...)
+		c.DriftNoise[i] = hostspeed.Noise(recs...)
 	}
+	base := c.Folders[sides[0][0]]
 	var order []string
 	for _, g := range base.Summary.Groups {
 		order = append(order, g.Step)
 	}
-	for i, f := range c.Folders[1:] {
-		c.Rows = append(c.Rows, compareFolders(base, f, i+1)...)
+	for i := 1; i < len(sides); i++ {
+		c.Rows = append(c.Rows, c.compareSides(sides[0], sides[i], i)...)
 	}
 	sortRows(c.Rows, order)
 	c.judge()
@@ -154,16 +230,26 @@ func mismatch(folders []*report.Folder) string {
 
 type key struct{ step, target, tool string }
 
-// compareFolders pairs the groups that both folders measured, in the baseline's order.
-func compareFolders(base, other *report.Folder, index int) []Row {
+// compareSides pairs the groups that every folder of both sides measured, in the first
+// baseline folder's order.
+func (c *Comparison) compareSides(base, other []int, index int) []Row {
 	var rows []Row
-	for _, g := range base.Summary.Groups {
+	first := c.Folders[base[0]]
+	for _, g := range first.Summary.Groups {
 		k := key{g.Step, g.Target, g.Tool}
-		if findGroup(other, k) == nil {
+		all := true
+		for _, fi := range append(append([]int{}, base...), other...) {
+			if findGroup(c.Folders[fi], k) == nil {
+				all = false
+			}
+		}
+		if !all {
 			continue
 		}
-		b, o := figures(base, k), figures(other, k)
-		rows = append(rows, Row{Step: k.step, Target: k.target, Tool: k.tool, Folder: index, Base: b, Other: o})
+		og := findGroup(c.Folders[other[0]], k)
+		rows = append(rows, Row{Step: k.step, Target: k.target, Tool: k.tool, Folder: index, Model: g.Model,
+			Rate: g.Rate, OtherRate: og.Rate, Base: c.figures(base, k), Other: c.figures(other, k),
+			Unequal: c.unequalWork(base, other, k)})
 	}
 	return rows
 }
@@ -177,73 +263,40 @@ func findGroup(f *report.Folder, k key) *results.Group {
 	return nil
 }
 
-// figures collects a side's valid repeats.
-func figures(f *report.Folder, k key) Figures {
+// figures collects a side's values: its valid repeats when the side is one folder, else each
+// folder's geometric mean (a folder is one observation of the host).
+func (c *Comparison) figures(side []int, k key) Figures {
 	var fig Figures
-	for _, r := range f.Records {
-		if r.Step == k.step && r.Target == k.target && r.Tool == k.tool && r.Valid() {
-			fig.Throughput = append(fig.Throughput, r.ThroughputRPS)
-			fig.P99 = append(fig.P99, r.LatencyMs.P99)
+	for _, fi := range side {
+		var tp, p99 []float64
+		for _, r := range c.Folders[fi].Records {
+			if r.Step == k.step && r.Target == k.target && r.Tool == k.tool && r.Valid() {
+				tp, p99 = append(tp, r.ThroughputRPS), append(p99, r.LatencyMs.P99)
+			}
+		}
+		fig.Repeats += len(tp)
+		if len(side) == 1 {
+			fig.Throughput, fig.P99, fig.N, fig.Folders = tp, p99, len(tp), 1
+			return fig
+		}
+		if len(tp) > 0 {
+			fig.Throughput, fig.P99 = append(fig.Throughput, geoMean(tp)), append(fig.P99, geoMean(p99))
 			fig.N++
+			fig.Folders++
 		}
 	}
 	return fig
 }
 
-// judge tests every row with enough repeats, throughput and p99 each with its own moderated t
-// (their spreads differ), adjusts all the p-values together by Benjamini–Hochberg, and gives the
-// verdicts.
-func (c *Comparison) judge() {
-	type slot struct {
-		row    int
-		metric int // 0 throughput, 1 p99
-	}
-	var slots [2][]slot
-	var samples [2][]stats.TwoSample
-	for i, r := range c.Rows {
-		for m, pick := range []func(Figures) []float64{func(f Figures) []float64 { return f.Throughput }, func(f Figures) []float64 { return f.P99 }} {
-			ch := c.change(i, m)
-			ch.BaseMedian, ch.OtherMedian = stats.Median(pick(r.Base)), stats.Median(pick(r.Other))
-			ch.Ratio, ch.P, ch.Adjusted = math.NaN(), math.NaN(), math.NaN()
-			if ch.BaseMedian > 0 {
-				ch.Ratio = ch.OtherMedian / ch.BaseMedian
-			}
-			switch {
-			case r.Base.N == 0:
-				ch.Verdict, ch.Why = NoVerdict, "no valid measurement in A (failed runs only)"
-			case r.Other.N == 0:
-				ch.Verdict, ch.Why = NoVerdict, fmt.Sprintf("no valid measurement in %s (failed runs only)", letter(r.Folder))
-			case r.Base.N < MinRepeats || r.Other.N < MinRepeats:
-				ch.Verdict, ch.Why = NoVerdict, fmt.Sprintf("n=%d and n=%d repeats: a verdict needs at least %d a side (run with --repeat %d or more)",
-					r.Base.N, r.Other.N, MinRepeats, MinRepeats)
-			default:
-				slots[m] = append(slots[m], slot{i, m})
-				samples[m] = append(samples[m], stats.TwoSample{A: pick(r.Base), B: pick(r.Other)})
-			}
+func geoMean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		if x <= 0 {
+			return math.NaN()
 		}
+		s += math.Log(x)
 	}
-	var tests [2][]stats.Test
-	tests[0], c.ThroughputPrior = stats.ModeratedLogTests(samples[0], 1-FDR)
-	tests[1], c.P99Prior = stats.ModeratedLogTests(samples[1], 1-FDR)
-	var ps []float64
-	var where []*Change
-	for m := range tests {
-		for j, t := range tests[m] {
-			ch := c.change(slots[m][j].row, m)
-			if !t.OK {
-				ch.Verdict, ch.Why = NoVerdict, "a side has a value that is not positive"
-				continue
-			}
-			ch.Ratio, ch.CI, ch.P = t.Ratio, t.CI, t.P
-			ps, where = append(ps, t.P), append(where, ch)
-		}
-	}
-	c.Tests = len(ps)
-	for j, adj := range stats.BenjaminiHochberg(ps) {
-		ch := where[j]
-		ch.Adjusted = adj
-		c.verdict(ch)
-	}
+	return math.Exp(s / float64(len(xs)))
 }
 
 func (c *Comparison) change(row, metric int) *Change {
@@ -251,30 +304,6 @@ func (c *Comparison) change(row, metric int) *Change {
 		return &c.Rows[row].Throughput
 	}
 	return &c.Rows[row].P99
-}
-
-// verdict turns an adjusted p-value into a verdict, unless the change is within the host's drift.
-func (c *Comparison) verdict(ch *Change) {
-	row := c.rowOf(ch)
-	higherIsBetter := ch == &row.Throughput
-	if ch.Adjusted > FDR {
-		ch.Verdict = NoDifference
-		return
-	}
-	if d := c.Drift[row.Folder]; c.DriftKnown[row.Folder] && math.Abs(ch.Ratio-1) <= d {
-		ch.Verdict = NoVerdict
-		ch.Why = fmt.Sprintf("the change (%+.1f %%) is within the host's own drift between the runs (%.1f %%, host speed index)", 100*(ch.Ratio-1), 100*d)
-		return
-	}
-	better := ch.Ratio > 1
-	if !higherIsBetter {
-		better = !better
-	}
-	if better {
-		ch.Verdict = Faster
-	} else {
-		ch.Verdict = Slower
-	}
 }
 
 func (c *Comparison) rowOf(ch *Change) *Row {

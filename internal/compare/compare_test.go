@@ -3,8 +3,11 @@ package compare
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,66 +15,80 @@ import (
 	"github.com/protobench/protobench/internal/report/browsertest"
 	"github.com/protobench/protobench/internal/report/reporttest"
 	"github.com/protobench/protobench/internal/results"
+	"github.com/protobench/protobench/internal/stats"
 )
 
 // TestVerdicts: rows with at least MinRepeats a side get a verdict, the others none and a reason;
 // a folder against an A/A twin (the same code, its jitter in another phase) gets no verdict at
 // all, and a 30 % faster one is faster on every judged row.
 func TestVerdicts(t *testing.T) {
-	base := reporttest.Folder(t, reporttest.Options{Jitter: 0.02})
-	fast := reporttest.Folder(t, reporttest.Options{Jitter: 0.02, Speed: 1.3, Phase: 2})
-	twin := reporttest.Folder(t, reporttest.Options{Jitter: 0.02, Phase: 1})
-	same := reporttest.Folder(t, reporttest.Options{Jitter: 0.02})
+	f := func(o reporttest.Options) string { return reporttest.Folder(t, o) }
+	base := []string{f(reporttest.Options{Jitter: 0.02}), f(reporttest.Options{Jitter: 0.02, Phase: 1})}
+	fast := []string{f(reporttest.Options{Jitter: 0.02, Speed: 1.3, Phase: 2}), f(reporttest.Options{Jitter: 0.02, Speed: 1.3, Phase: 3})}
+	twin := []string{f(reporttest.Options{Jitter: 0.02, Phase: 4}), f(reporttest.Options{Jitter: 0.02, Phase: 5})}
 	cases := []struct {
-		name     string
-		dirs     []string
-		rps, p99 string // verdict every row with enough repeats must get
+		name  string
+		sides [][]string
+		want  []string // verdicts a tested change may get
 	}{
-		{"faster", []string{base, fast}, Faster, Faster},
-		{"slower", []string{fast, base}, Slower, Slower},
-		{"A/A twin", []string{base, twin}, NoDifference, NoDifference},
-		{"same folder", []string{base, same}, NoDifference, NoDifference},
+		{"faster", [][]string{base, fast}, []string{Faster}},
+		{"slower", [][]string{fast, base}, []string{Slower}},
+		{"A/A twins", [][]string{base, twin}, []string{NoDifference, Inconclusive}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cmp, err := Compare(c.dirs, false)
+			cmp, err := CompareSides(c.sides, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Both folders ran the same plan: every group of the baseline has its row.
 			if want := len(cmp.Folders[0].Summary.Groups); len(cmp.Rows) != want || want == 0 {
 				t.Errorf("%d rows, want %d", len(cmp.Rows), want)
 			}
 			judged := 0
 			for _, r := range cmp.Rows {
-				if r.Base.N < MinRepeats || r.Other.N < MinRepeats {
-					if r.Throughput.Verdict != NoVerdict || !strings.Contains(r.Throughput.Why, "at least 3 a side") {
-						t.Errorf("%s %s %s: n=%d/%d got %q (%s)", r.Step, r.Target, r.Tool, r.Base.N, r.Other.N, r.Throughput.Verdict, r.Throughput.Why)
+				for m, ch := range []Change{r.Throughput, r.P99} {
+					if ok, _ := inFamily(r, m); !ok {
+						if ch.Verdict != NotTested {
+							t.Errorf("%s %s metric %d out of the family: %q", r.Step, r.Target, m, ch.Verdict)
+						}
+						continue
 					}
-					continue
-				}
-				judged++
-				if r.Throughput.Verdict != c.rps || r.P99.Verdict != c.p99 {
-					t.Errorf("%s %s: req/s %s (ratio %.3f, %+v, adj p %.3g), p99 %s; want %s and %s",
-						r.Step, r.Target, r.Throughput.Verdict, r.Throughput.Ratio, r.Throughput.CI, r.Throughput.Adjusted, r.P99.Verdict, c.rps, c.p99)
-				}
-				if !strings.Contains(r.Throughput.CI.Label(), "moderated t on logs, 95.0 % at n=3+3") {
-					t.Errorf("%s %s: interval label %q", r.Step, r.Target, r.Throughput.CI.Label())
+					judged++
+					if !slices.Contains(c.want, ch.Verdict) {
+						t.Errorf("%s %s metric %d: %s (ratio %.3f, %+v, adj p %.3g, %s); want one of %v",
+							r.Step, r.Target, m, ch.Verdict, ch.Ratio, ch.CI, ch.Adjusted, ch.Why, c.want)
+					}
+					if !strings.Contains(ch.CI.Label(), "t on logs, 95.0 % at n=2+2") {
+						t.Errorf("%s %s: interval label %q", r.Step, r.Target, ch.CI.Label())
+					}
+					if ch.Verdict == NoDifference || ch.Verdict == Inconclusive {
+						if !strings.Contains(verdictText(ch), "could find") {
+							t.Errorf("%s %s: %q says nothing of what it could find", r.Step, r.Target, verdictText(ch))
+						}
+					}
 				}
 			}
 			if judged == 0 {
-				t.Error("no row had enough repeats to judge")
+				t.Error("no change was tested")
 			}
 		})
 	}
-	// Quick folders have one repeat a side: no verdict anywhere, and never from seconds.
-	cmp, err := Compare([]string{reporttest.Folder(t, reporttest.Options{Quick: true}), reporttest.Folder(t, reporttest.Options{Quick: true, Speed: 1.3})}, false)
+	// One folder a side: no verdict on any tested change, each with its MDE and the way to a verdict.
+	cmp, err := Compare([]string{base[0], fast[0]}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range cmp.Rows {
-		if r.Throughput.Verdict != NoVerdict || r.P99.Verdict != NoVerdict {
-			t.Errorf("one repeat, %s %s %s: verdicts %q / %q", r.Step, r.Target, r.Tool, r.Throughput.Verdict, r.P99.Verdict)
+		for m, ch := range []Change{r.Throughput, r.P99} {
+			if ok, _ := inFamily(r, m); !ok {
+				continue
+			}
+			if ch.Verdict != NoVerdict || !strings.Contains(ch.Why, "one run a side") || !strings.Contains(ch.Why, "in one step") {
+				t.Errorf("one folder a side, %s %s metric %d: %q (%s)", r.Step, r.Target, m, ch.Verdict, ch.Why)
+			}
+			if m == 0 && (math.IsNaN(ch.MDE) || !strings.Contains(ch.Why, "the smallest change two runs show")) {
+				t.Errorf("one folder a side, %s %s: no MDE (%s)", r.Step, r.Target, ch.Why)
+			}
 		}
 	}
 }
@@ -118,17 +135,19 @@ func TestSettingsRefused(t *testing.T) {
 // no verdict (the change is within the drift); with a steady host it is faster.
 func TestHostDrift(t *testing.T) {
 	a := reporttest.Folder(t, reporttest.Options{Jitter: 0.02, HostSpeed: 100})
+	a2 := reporttest.Folder(t, reporttest.Options{Jitter: 0.02, Phase: 1, HostSpeed: 100})
 	drifting := reporttest.Folder(t, reporttest.Options{Jitter: 0.02, Speed: 1.3, Phase: 2, HostSpeed: 100, HostSpeedEnd: 60})
 	steady := reporttest.Folder(t, reporttest.Options{Jitter: 0.02, Speed: 1.3, Phase: 2, HostSpeed: 101})
+	steady2 := reporttest.Folder(t, reporttest.Options{Jitter: 0.02, Speed: 1.3, Phase: 3, HostSpeed: 100})
 	for _, c := range []struct {
 		dir, verdict, why string
 	}{{drifting, NoVerdict, "within the host's own drift"}, {steady, Faster, ""}} {
-		cmp, err := Compare([]string{a, c.dir}, false)
+		cmp, err := CompareSides([][]string{{a, a2}, {c.dir, steady2}}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range cmp.Rows {
-			if r.Base.N < MinRepeats {
+			if r.Model == "open" {
 				continue
 			}
 			if r.Throughput.Verdict != c.verdict || !strings.Contains(r.Throughput.Why, c.why) {
@@ -213,7 +232,7 @@ func TestRealFolders(t *testing.T) {
 		t.Fatal("no rows")
 	}
 	for _, r := range cmp.Rows {
-		if r.Throughput.Verdict != NoVerdict || r.P99.Verdict != NoVerdict || r.Throughput.Why == "" {
+		if (r.Throughput.Verdict != NoVerdict && r.Throughput.Verdict != NotTested) || (r.P99.Verdict != NoVerdict && r.P99.Verdict != NotTested) || r.Throughput.Why == "" {
 			t.Errorf("%s %s %s: verdicts %s / %s (%s) with one repeat", r.Step, r.Target, r.Tool, r.Throughput.Verdict, r.P99.Verdict, r.Throughput.Why)
 		}
 	}
@@ -261,5 +280,51 @@ func TestBusyHostWarning(t *testing.T) {
 				t.Errorf("compare %v: %s does not warn about %s:\n%s", dirs, what, busy, text)
 			}
 		}
+	}
+}
+
+// TestCommandSidesAndFlags: "A1 A2 vs B1 B2" makes two sides of two folders, and bad --effect,
+// --power, --calibration and a lone "vs" are refused naming the flag or the word.
+func TestCommandSidesAndFlags(t *testing.T) {
+	a1 := reporttest.Folder(t, reporttest.Options{Jitter: 0.02})
+	a2 := reporttest.Folder(t, reporttest.Options{Jitter: 0.02, Phase: 1})
+	b1 := reporttest.Folder(t, reporttest.Options{Jitter: 0.02, Phase: 2})
+	b2 := reporttest.Folder(t, reporttest.Options{Jitter: 0.02, Phase: 3})
+	var out, errOut bytes.Buffer
+	html := filepath.Join(t.TempDir(), "c.html")
+	if code := Command(context.Background(), []string{"--out", html, "--effect", "10%", a1, a2, "vs", b1, b2}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "A+B") || !strings.Contains(out.String(), "C+D") || !strings.Contains(out.String(), "2 / 2 folders") {
+		t.Errorf("markdown does not show two sides of two folders:\n%s", out.String())
+	}
+	bad := filepath.Join(t.TempDir(), "cal.json")
+	os.WriteFile(bad, []byte(`{"throughput": {"df": 3, "var": -1}}`), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--effect", "lots", a1, b1}, "--effect"},
+		{[]string{"--power", "80", a1, b1}, "--power"},
+		{[]string{"--calibration", bad, a1, b1}, "--calibration"},
+		{[]string{a1, "vs"}, `"vs" needs folders on both sides`},
+	} {
+		errOut.Reset()
+		if code := Command(context.Background(), c.args, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 naming %s", c.args, code, errOut.String(), c.want)
+		}
+	}
+}
+
+// TestCalibrationRoundTrip: the file bench-aa writes (a Calibration as JSON) is what
+// --calibration reads.
+func TestCalibrationRoundTrip(t *testing.T) {
+	want := Calibration{Throughput: stats.Prior{DF: 19, Var: 0.0004}, P99: stats.Prior{DF: 19, Var: 0.003}, Source: "bench-aa: 20 A/A runs"}
+	data, _ := json.Marshal(want)
+	p := filepath.Join(t.TempDir(), "calibration.json")
+	os.WriteFile(p, data, 0o644)
+	got, err := LoadCalibration(p)
+	if err != nil || got != want {
+		t.Fatalf("got %+v (%v), want %+v", got, err, want)
 	}
 }

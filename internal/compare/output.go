@@ -60,34 +60,31 @@ func speedText(f *report.Folder) string {
 	return "host speed index (start → end) " + strings.Join(parts, ", ")
 }
 
-// driftText says how far the host moved between the baseline and folder i.
+// driftText says how far the host moved between the baseline and side i.
 func (c *Comparison) driftText(i int) string {
+	base := c.sideName(0)
 	if !c.DriftKnown[i] {
-		return fmt.Sprintf("%s vs A: host drift unknown (a folder has no host speed index); a verdict may reflect the machine as well as the code", letter(i))
+		return fmt.Sprintf("%s vs %s: host drift unknown (a folder has no host speed index); a verdict may reflect the machine as well as the code", c.sideName(i), base)
 	}
-	return fmt.Sprintf("%s vs A: the host's speed index moved by up to %.1f %% across both runs; changes within that get no verdict", letter(i), 100*c.Drift[i])
+	noise := "its own noise was not measured (older folders)"
+	if c.DriftNoise[i] > 0 {
+		noise = fmt.Sprintf("its own noise (the spread of its tries) is up to %.1f %%, so ×%.3f counts", 100*c.DriftNoise[i], 1+c.beyondNoise(i))
+	}
+	return fmt.Sprintf("%s vs %s: the host's speed index moved by up to ×%.3f across the runs; %s, and changes within that factor either way get no verdict", c.sideName(i), base, 1+c.Drift[i], noise)
 }
 
 // method is the paragraph that says how the changes were judged, in both outputs.
 func (c *Comparison) method() string {
-	return fmt.Sprintf("Each change is the other folder's geometric mean over the baseline's (A), with its 95 %% interval from a moderated t on the log values "+
-		"(each row's variance shrunk toward the variance common to the rows, as limma does; throughput borrowed %s, p99 %s). "+
-		"A verdict needs at least %d valid repeats a side (the seconds of one run are never used) and a change larger than the host's drift; "+
-		"faster or slower then means a Benjamini–Hochberg-adjusted p at or below %.2f across all %d tests of this comparison "+
-		"(false discovery rate %.0f %%; for p99, lower is faster). How often this calls an A/A pair changed, and how often it finds a real change: "+
-		"docs/statistics.md. The req/s and p99 columns are medians over the repeats.", priorText(c.ThroughputPrior), priorText(c.P99Prior), MinRepeats, FDR, c.Tests, 100*FDR)
-}
-
-func priorText(p stats.Prior) string {
-	switch {
-	case p.Rows < 3:
-		return "nothing (fewer than 3 rows)"
-	case math.IsInf(p.DF, 1):
-		return fmt.Sprintf("fully from %d rows that agree on their spread", p.Rows)
-	case p.DF < 0.5:
-		return fmt.Sprintf("nothing (%d rows' spreads differ too much)", p.Rows)
-	}
-	return fmt.Sprintf("%.1f degrees of freedom from %d rows", p.DF, p.Rows)
+	return fmt.Sprintf("A results folder is one state of the host, so one folder is one observation of it. With one folder a side there is no verdict: "+
+		"each row says the smallest change two runs could show, from the between-run spread (%s). "+
+		"With two or more folders a side, each change is the other side's geometric mean of the folders' geometric means over the baseline's, "+
+		"with its 95 %% interval from a t on the log values of the folders (joined with that spread where it was measured). "+
+		"The tested family is the throughput of closed-loop rows and the p99 of open-model rows (closed-loop p99 restates the throughput; "+
+		"open-model throughput is the offered rate); open-model rows are compared only at the same offered rate. "+
+		"Faster or slower means a Benjamini–Hochberg-adjusted p at or below %.2f across all %d tests (false discovery rate %.0f %%; for p99, lower is faster) "+
+		"and a change beyond the host's drift. A change not found says the smallest change the row could find at %.0f %% power (its MDE, at level %.0f %%/%d); "+
+		"it reads inconclusive when a change of %.0f %% would be found less often than that. docs/statistics.md. The req/s and p99 columns are medians.",
+		c.Opts.Calibration.Source, FDR, c.Tests, 100*FDR, 100*c.Opts.Power, 100*FDR, max(1, c.Tests), 100*(c.Opts.Effect-1))
 }
 
 func pct(c Change) string {
@@ -112,11 +109,21 @@ func adjP(c Change) string {
 	return fmt.Sprintf("%.3f", c.Adjusted)
 }
 
-func nText(r Row) string { return fmt.Sprintf("%d / %d", r.Base.N, r.Other.N) }
+func nText(r Row) string {
+	if r.Base.Folders > 1 || r.Other.Folders > 1 {
+		return fmt.Sprintf("%d / %d folders (%d / %d repeats)", r.Base.Folders, r.Other.Folders, r.Base.Repeats, r.Other.Repeats)
+	}
+	return fmt.Sprintf("%d / %d", r.Base.N, r.Other.N)
+}
 
 func verdictText(c Change) string {
-	if c.Verdict == NoVerdict {
+	switch c.Verdict {
+	case NoVerdict, NotTested:
 		return c.Verdict + ": " + c.Why
+	case NoDifference:
+		return fmt.Sprintf("%s (could find ±%.1f %%)", c.Verdict, 100*(c.MDE-1))
+	case Inconclusive:
+		return fmt.Sprintf("%s: %s; could find only ±%.1f %%", c.Verdict, c.Why, 100*(c.MDE-1))
 	}
 	return c.Verdict
 }
@@ -145,7 +152,7 @@ func (c *Comparison) Markdown(w io.Writer) error {
 		fmt.Fprintf(&b, "\n**Compared with --force although the settings differ** (a change may come from these):\n\n- %s\n", strings.Join(c.Differences, "\n- "))
 	}
 	b.WriteString("\n")
-	for i := 1; i < len(c.Folders); i++ {
+	for i := 1; i < len(c.Sides); i++ {
 		fmt.Fprintf(&b, "- %s\n", c.driftText(i))
 	}
 	b.WriteString("\n" + c.method() + "\n\n")
@@ -160,15 +167,16 @@ func (c *Comparison) Markdown(w io.Writer) error {
 			if r.Step != step {
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Target, r.Tool, letter(r.Folder), nText(r),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Target, r.Tool, c.sideName(r.Folder), nText(r),
 				svgchart.FormatNumber(r.Throughput.BaseMedian), svgchart.FormatNumber(r.Throughput.OtherMedian), pct(r.Throughput), adjP(r.Throughput), verdictText(r.Throughput),
 				svgchart.FormatNumber(r.P99.BaseMedian), svgchart.FormatNumber(r.P99.OtherMedian), pct(r.P99), adjP(r.P99), verdictText(r.P99))
 		}
 		b.WriteString("\n")
 	}
 	counts := c.Counts()
-	fmt.Fprintf(&b, "Verdicts over %d rows × 2 metrics: %d %s, %d %s, %d %s, %d %s.\n", len(c.Rows),
-		counts[Faster], Faster, counts[Slower], Slower, counts[NoDifference], NoDifference, counts[NoVerdict], NoVerdict)
+	fmt.Fprintf(&b, "Verdicts over %d rows × 2 metrics: %d %s, %d %s, %d %s, %d %s, %d %s, %d %s.\n", len(c.Rows),
+		counts[Faster], Faster, counts[Slower], Slower, counts[NoDifference], NoDifference, counts[Inconclusive], Inconclusive,
+		counts[NoVerdict], NoVerdict, counts[NotTested], NotTested)
 	_, err := w.Write(b.Bytes())
 	return err
 }
@@ -245,7 +253,7 @@ func class(v string) string {
 // folders' reports are relative to out.
 func (c *Comparison) HTML(w io.Writer, out string) error {
 	p := htmlPage{Title: "protobench comparison: " + c.Folders[0].Run.Scenario, CSS: template.CSS(svgchart.CSS + "\n" + report.PageCSS + "\n.better{background:#e3f4ea}.worse{background:#fbe4e4}"), Mismatch: c.Mismatch, Differences: c.Differences, Method: c.method(), Warnings: c.Warnings}
-	for i := 1; i < len(c.Folders); i++ {
+	for i := 1; i < len(c.Sides); i++ {
 		p.Drift = append(p.Drift, c.driftText(i))
 	}
 	for i, f := range c.Folders {
@@ -269,7 +277,7 @@ func (c *Comparison) HTML(w io.Writer, out string) error {
 			}
 			targets = appendNew(targets, groupName(r, len(tools) > 1))
 			s.Rows = append(s.Rows, htmlRow{
-				Target: r.Target, Tool: r.Tool, Vs: letter(r.Folder), N: nText(r), RPSAdj: adjP(r.Throughput), P99Adj: adjP(r.P99),
+				Target: r.Target, Tool: r.Tool, Vs: c.sideName(r.Folder), N: nText(r), RPSAdj: adjP(r.Throughput), P99Adj: adjP(r.P99),
 				BaseRPS: svgchart.FormatNumber(r.Throughput.BaseMedian), RPS: svgchart.FormatNumber(r.Throughput.OtherMedian),
 				RPSChange: pct(r.Throughput), RPSVerdict: verdictText(r.Throughput), RPSClass: class(r.Throughput.Verdict),
 				BaseP99: svgchart.FormatNumber(r.P99.BaseMedian), P99: svgchart.FormatNumber(r.P99.OtherMedian),
@@ -296,8 +304,8 @@ func (c *Comparison) stepCharts(step string, groups []string, withTool bool) []t
 	mk := func(title, unit string, pick func(Figures) []float64) template.HTML {
 		ch := svgchart.Bars{Title: step + ": " + title, Categories: groups, Y: svgchart.Axis{Label: unit},
 			Width: max(svgchart.DefaultWidth, 30*len(groups)*len(c.Folders)+120)}
-		for fi := range c.Folders {
-			s := svgchart.BarSeries{Name: letter(fi)}
+		for fi := range c.Sides {
+			s := svgchart.BarSeries{Name: c.sideName(fi)}
 			for _, gname := range groups {
 				v, lo, hi := math.NaN(), math.NaN(), math.NaN()
 				for _, r := range c.Rows {

@@ -49,9 +49,6 @@ type Options struct {
 	Command []string
 	// Docker is the docker CLI used for inspect, ps and rm; "docker" if empty.
 	Docker string
-	// DiscardVolumes makes Down remove the project's volumes too: a lab bench's project, whose
-	// Prometheus data is of no use once it ends and would otherwise pile up, one per run.
-	DiscardVolumes bool
 }
 
 // Client runs compose commands for one project.

@@ -89,19 +89,6 @@ func TestDryRunPrintsExactCommands(t *testing.T) {
 	}
 }
 
-// TestDownDiscardsVolumesWhenAsked: a lab bench's project takes its volumes with it; the default
-// project keeps Prometheus' for Grafana.
-func TestDownDiscardsVolumesWhenAsked(t *testing.T) {
-	c, log := dryRunClient(t, []string{"docker", "compose"})
-	c.opts.DiscardVolumes = true
-	if err := c.Down(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.TrimSpace(log.String()); !strings.HasSuffix(got, " down --remove-orphans --timeout 10 --volumes") {
-		t.Errorf("down with DiscardVolumes printed %q", got)
-	}
-}
-
 // TestDockerArgsNetworkMode: a service with network_mode joins that network as compose would put
 // it there, without the project network's alias; the others join the project's network.
 func TestDockerArgsNetworkMode(t *testing.T) {

@@ -138,6 +138,12 @@ func (c *Client) ServiceIP(ctx context.Context, service string) (string, error) 
 	if id == "" {
 		return "", fmt.Errorf("%s has no container in project %s", service, c.opts.ProjectName)
 	}
+	return c.ContainerIP(ctx, id)
+}
+
+// ContainerIP is the address of container id on the project's network (or on any network it
+// has, when not on the project's), as ServiceIP.
+func (c *Client) ContainerIP(ctx context.Context, id string) (string, error) {
 	out, err := c.docker(ctx, "inspect", "--format",
 		"{{range $name, $net := .NetworkSettings.Networks}}{{$name}}={{$net.IPAddress}} {{end}}", id)
 	if err != nil {
@@ -155,7 +161,7 @@ func (c *Client) ServiceIP(ctx context.Context, service string) (string, error) 
 		any = ip
 	}
 	if any == "" {
-		return "", fmt.Errorf("%s (%.12s) has no network address", service, id)
+		return "", fmt.Errorf("container %.12s has no network address", id)
 	}
 	return any, nil
 }

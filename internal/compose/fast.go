@@ -278,7 +278,6 @@ func UlimitArgs(ulimits map[string][2]int64) []string {
 // DockerArgs is the docker CLI command line (without the docker program) that makes f: `run -d`
 // for a long-lived container, `run --rm` for a one-off.
 func (c *Client) DockerArgs(f FastContainer) []string {
-	s := f.Service
 	env := c.environment(f.Env)
 	args := []string{"run"}
 	if f.OneOff {
@@ -286,12 +285,21 @@ func (c *Client) DockerArgs(f FastContainer) []string {
 	} else {
 		args = append(args, "-d")
 	}
-	project := c.opts.ProjectName
+	args = append(args, c.identityArgs(f, env)...)
+	args = append(args, resourceArgs(f)...)
+	args = append(args, envArgs(f.Service, env)...)
+	return append(args, commandArgs(f)...)
+}
+
+// identityArgs name f's container, put it on its network and label it as compose labels its
+// own, so that compose's commands (ps, down) find it.
+func (c *Client) identityArgs(f FastContainer, env map[string]string) []string {
+	s, project := f.Service, c.opts.ProjectName
 	oneoff := "False"
 	if f.OneOff {
 		oneoff = "True"
 	}
-	args = append(args, "--name", f.Name)
+	args := []string{"--name", f.Name}
 	if s.NetworkMode != "" {
 		// As compose does: the container joins that network (the host's) instead of the
 		// project's, and has no alias there (docker allows one on user-defined networks only).
@@ -312,6 +320,13 @@ func (c *Client) DockerArgs(f FastContainer) []string {
 	for _, l := range labels {
 		args = append(args, "--label", l)
 	}
+	return args
+}
+
+// resourceArgs are f's caps, user, volumes and stop timeout.
+func resourceArgs(f FastContainer) []string {
+	s := f.Service
+	var args []string
 	if s.CPUs != "" {
 		args = append(args, "--cpus", s.CPUs)
 	}
@@ -333,11 +348,17 @@ func (c *Client) DockerArgs(f FastContainer) []string {
 			args = append(args, "--stop-timeout", strconv.Itoa(int(d.Seconds())))
 		}
 	}
+	return args
+}
+
+// envArgs are the service's environment, in name order, its values filled from env.
+func envArgs(s *Service, env map[string]string) []string {
 	keys := make([]string, 0, len(s.Environment))
 	for k := range s.Environment {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	var args []string
 	for _, k := range keys {
 		if v := s.Environment[k]; v != nil {
 			args = append(args, "-e", k+"="+Fill(*v, env))
@@ -346,11 +367,18 @@ func (c *Client) DockerArgs(f FastContainer) []string {
 			args = append(args, "-e", k+"="+v)
 		}
 	}
+	return args
+}
+
+// commandArgs are the entrypoint, the image and the command: f's own entrypoint and arguments
+// where it has them, the service's otherwise.
+func commandArgs(f FastContainer) []string {
+	s := f.Service
 	entry := s.Entrypoint
 	if f.Entrypoint != "" {
 		entry = []string{f.Entrypoint}
 	}
-	var rest []string
+	var args, rest []string
 	if len(entry) > 0 {
 		args = append(args, "--entrypoint", entry[0])
 		rest = append(rest, entry[1:]...)

@@ -42,12 +42,8 @@ func (c *Client) Remove(ctx context.Context, service string) error {
 }
 
 // Down stops and removes the project's containers and network; the Prometheus volume stays, so
-// earlier runs remain in Grafana (unless Options.DiscardVolumes).
+// earlier runs remain in Grafana.
 func (c *Client) Down(ctx context.Context) error {
-	args := []string{"down", "--remove-orphans", "--timeout", "10"}
-	if c.opts.DiscardVolumes {
-		args = append(args, "--volumes")
-	}
-	_, _, err := c.compose(ctx, nil, args...)
+	_, _, err := c.compose(ctx, nil, "down", "--remove-orphans", "--timeout", "10")
 	return err
 }

@@ -117,16 +117,60 @@ func TestRenderedServerWithCompose(t *testing.T) {
 	}
 }
 
-func TestTopLevelBlocks(t *testing.T) {
+// injectedKey would end the environment mapping and set privileged: true on the service, were
+// keys written as text.
+const injectedKey = "A: '1'\n    privileged: true\n    B"
+
+// TestEnvironmentKeyCannotInject gives the renderer a key that is not a variable name: the
+// public renderer refuses it, and the encoder underneath keeps it one (odd) key of the
+// environment, so the service gets no privileged setting and keeps its own environment.
+func TestEnvironmentKeyCannotInject(t *testing.T) {
+	main, err := os.ReadFile(filepath.Join("..", "..", "compose", MainFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile := custom
+	hostile.Environment = map[string]string{"GOOD": "1", injectedKey: "x", "B": "2"}
+	hostile.Health = []string{"/bin/probe\n    privileged: true"}
+	if _, err := RenderServers(main, []string{"test"}, []ServerService{hostile}); err == nil || !strings.Contains(err.Error(), "variable name") {
+		t.Fatalf("RenderServers accepted the key %q: %v", injectedKey, err)
+	}
+	text, err := renderServers(main, []string{"line one\nprivileged: true"}, []ServerService{hostile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Privileged any                       `yaml:"privileged"`
+		Services   map[string]map[string]any `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(text, &f); err != nil {
+		t.Fatalf("rendered file is not YAML: %v\n%s", err, text)
+	}
+	s := f.Services["my-grpc"]
+	if _, ok := s["privileged"]; ok || f.Privileged != nil {
+		t.Fatalf("privileged reached the file:\n%s", text)
+	}
+	env, _ := s["environment"].(map[string]any)
+	if len(env) != 3 || env[injectedKey] != "x" || env["GOOD"] != "1" || env["B"] != "2" {
+		t.Errorf("environment %v, want the three keys as given", env)
+	}
+}
+
+func TestTopLevelNodes(t *testing.T) {
 	text := "# head\nx-a: &a\n  k: v\n\n# about b\nx-b:\n  <<: *a\n  # inner\n  j: w\nservices:\n  s: {}\n"
-	got := topLevelBlocks([]byte(text))
-	if got["x-a"] != "x-a: &a\n  k: v\n" {
-		t.Errorf("x-a = %q", got["x-a"])
+	got, err := topLevelNodes([]byte(text))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got["x-b"] != "x-b:\n  <<: *a\n  # inner\n  j: w\n" {
-		t.Errorf("x-b = %q", got["x-b"])
+	for _, k := range []string{"x-a", "x-b", "services"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("%s missing", k)
+		}
 	}
-	if _, ok := got["services"]; !ok {
-		t.Error("services block missing")
+	if got["x-a"][1].Anchor != "a" {
+		t.Errorf("x-a lost its anchor")
+	}
+	if _, err := topLevelNodes([]byte("- a\n")); err == nil {
+		t.Error("a sequence at the top was accepted")
 	}
 }

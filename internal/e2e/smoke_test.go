@@ -81,7 +81,22 @@ func TestSmokeEndToEnd(t *testing.T) {
 			t.Errorf("%s: server CPU %.3f s, want > 0 from cAdvisor", name, r.ServerCPUSeconds)
 		}
 		checkTLSRecord(t, name, r)
+		if r.HasFlag(record.FlagCountMismatch) {
+			t.Errorf("%s: count-mismatch: %s", name, r.ServerCount)
+		}
+		if strings.HasPrefix(r.ServerCount, "not checked") && r.Method != "EchoStream" {
+			t.Errorf("%s: the server's own count was %s", name, r.ServerCount)
+		}
+		// Compression none: whatever a tool advertises (ghz and k6 offer gzip), the server must
+		// not have compressed a reply. Every server of ours counts its replies by encoding.
+		if r.ReplyEncoding != "" && r.ReplyEncoding != "identity" {
+			t.Errorf("%s: the server's replies went out %s under compression %q", name, r.ReplyEncoding, r.Compression)
+		}
+		if r.ReplyEncoding == "" && r.Method != "EchoStream" {
+			t.Errorf("%s: no reply encoding read from the server", name)
+		}
 	}
+	checkNoUnequalWork(t, dir)
 
 	var info struct {
 		RunID         string          `json:"run_id"`

@@ -243,12 +243,12 @@ func checkSharedWindow(t *testing.T, name string, r record.Record) {
 var resultFile = regexp.MustCompile(`^raw/[^/]*?-protobench-r[0-9]+(\.part[0-9]+)?\.json$`)
 
 // checkNothingLeft checks that no object of the project is left on the manager: services,
-// networks, configs, secrets, containers (a removed service's go shortly after it) and the
+// networks, configs, secrets, volumes (the registry's storage), containers (a removed service's go shortly after it) and the
 // registry's image references.
 func checkNothingLeft(t *testing.T, docker, project string) {
 	t.Helper()
 	label := "label=protobench.project=" + project
-	for _, kind := range []string{"service", "network", "config", "secret"} {
+	for _, kind := range []string{"service", "network", "config", "secret", "volume"} {
 		if left := dockerLines(t, docker, kind, "ls", "-q", "--filter", label); left != "" {
 			t.Errorf("%ss of project %s left behind: %s", kind, project, left)
 		}

@@ -13,7 +13,7 @@ import (
 // run-wide environment given to Up (every compose command interpolates the whole file and needs
 // the image references and the raw folder, not only the variables of its own call), bounds
 // every call, and when one runs out of time asks whether the daemon still answers; lost then
-// ends the run. Compose and Swarm each hold one.
+// ends the run. Each compose engine and Swarm holds one.
 type calls struct {
 	docker  string
 	tracker Tracker
@@ -85,11 +85,13 @@ func (s *calls) lost() error {
 }
 
 // inspect and logs read a local container, bounded.
-func (s *calls) inspect(ctx context.Context, c *compose.Client, id string) (compose.ContainerState, error) {
-	var st compose.ContainerState
+func (s *calls) inspect(ctx context.Context, c *compose.Client, id string) (ContainerState, error) {
+	var st ContainerState
 	err := s.bounded(ctx, CallTimeout, func(ctx context.Context) error {
 		var err error
-		st, err = c.Inspect(ctx, id)
+		var cs compose.ContainerState
+		cs, err = c.Inspect(ctx, id)
+		st = ContainerState(cs)
 		return err
 	})
 	return st, err

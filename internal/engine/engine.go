@@ -1,14 +1,14 @@
-// Package engine runs a scenario's containers: the long-lived observability stack, each run's
-// fresh server and its load tool. Compose (this machine, with an optional docker-CLI fast path),
-// Swarm (a Docker Swarm) and Dry (prints what the others would do) implement one interface, and
-// say what they can do as data (Capabilities) rather than by their name.
+// Package engine runs a scenario's containers: the long-lived observability stack (Stack) and
+// each run's fresh server and load tool (Runs). Compose (this machine), ComposeFast (the same
+// with each run's containers through the docker CLI), Swarm (a Docker Swarm), and DryCompose and
+// DrySwarm (print what those would do) are each a type of their own implementing both, and say
+// what they can do as data (Capabilities) rather than by their name.
 package engine
 
 import (
 	"context"
 	"time"
 
-	"github.com/protobench/protobench/internal/compose"
 	"github.com/protobench/protobench/internal/images"
 	"github.com/protobench/protobench/internal/record"
 )
@@ -19,8 +19,17 @@ const (
 	NameSwarm   = "swarm"
 )
 
-// Engine is what the runner needs from whatever runs the containers.
+// Engine is what the runner needs from whatever runs the containers: the long-lived stack and
+// each run's own containers. The two halves are separate interfaces so that the code that runs
+// one step (the runner's stepRunner) holds only the per-run half.
 type Engine interface {
+	Stack
+	Runs
+}
+
+// Stack is the long-lived side of an engine: what it can do, the images, the observability
+// stack from its start to its teardown, and whether the daemon still answers.
+type Stack interface {
 	// Capabilities is what the engine can do; it does not change during a run.
 	Capabilities() Capabilities
 	// Prepare makes the images of set available where the engine runs containers; it may
@@ -31,25 +40,9 @@ type Engine interface {
 	Up(ctx context.Context, env map[string]string, services ...string) error
 	// Locate finds Prometheus (and Grafana, "" when it does not run) as the host reaches them.
 	Locate(ctx context.Context) (prometheus, grafana string, err error)
-
-	// Recreate starts a fresh container of service with extra environment for the compose file.
-	Recreate(ctx context.Context, service string, env map[string]string) error
-	WaitHealthy(ctx context.Context, service string, timeout time.Duration) error
-	// ContainerID is the ID of service's current container.
-	ContainerID(ctx context.Context, service string) (string, error)
-	// Run runs a one-off container and returns its output and exit code.
-	Run(ctx context.Context, spec OneOff) (stdout, stderr []byte, exitCode int, err error)
-	Remove(ctx context.Context, service string) error
-	// Inspect and Logs read a container after its run, to diagnose a server that died.
-	Inspect(ctx context.Context, id string) (compose.ContainerState, error)
-	Logs(ctx context.Context, id string) ([]byte, error)
 	// PlaceStack moves the running containers of services onto cpuset; only an engine whose
 	// Capabilities say PinsCores is asked to.
 	PlaceStack(ctx context.Context, services []string, cpuset string) error
-
-	// Annotate adds what the engine knows of the run just finished to its record (which engine,
-	// where it ran), and forgets it for the next run.
-	Annotate(rec *record.Record)
 	// Describe is the engine's part of run.json, read at the end of a run.
 	Describe(ctx context.Context) Description
 	// Lost says why the daemon is considered gone, or nil while it answers.
@@ -60,6 +53,36 @@ type Engine interface {
 	Down(ctx context.Context) error
 	ForceRemove(ctx context.Context) error
 	ProjectContainers(ctx context.Context) ([]string, error)
+}
+
+// Runs is the per-run side of an engine: a run's fresh server, its one-off tool containers, the
+// server's state and log after the run, and what the engine knows of where the run ran.
+type Runs interface {
+	// Recreate starts a fresh container of service with extra environment for the compose file.
+	Recreate(ctx context.Context, service string, env map[string]string) error
+	WaitHealthy(ctx context.Context, service string, timeout time.Duration) error
+	// ContainerID is the ID of service's current container.
+	ContainerID(ctx context.Context, service string) (string, error)
+	// Run runs a one-off container and returns its output and exit code.
+	Run(ctx context.Context, spec OneOff) (stdout, stderr []byte, exitCode int, err error)
+	Remove(ctx context.Context, service string) error
+	// Inspect and Logs read a container after its run, to diagnose a server that died.
+	Inspect(ctx context.Context, id string) (ContainerState, error)
+	Logs(ctx context.Context, id string) ([]byte, error)
+	// Annotate adds what the engine knows of the run just finished to its record (which engine,
+	// where it ran), and forgets it for the next run.
+	Annotate(rec *record.Record)
+}
+
+// ContainerState is what an engine knows of a container after it ran: enough to tell an
+// out-of-memory kill or a crash from a clean stop.
+type ContainerState struct {
+	ID           string
+	Status       string // running, exited, dead, ...
+	OOMKilled    bool
+	ExitCode     int
+	RestartCount int
+	MemoryLimit  int64 // bytes; 0 when uncapped
 }
 
 // Capabilities are what an engine can do, as data the runner reads instead of the engine's name.
@@ -83,7 +106,9 @@ type Capabilities struct {
 
 // Description is an engine's part of run.json.
 type Description struct {
-	Swarm *SwarmInfo // the swarm's nodes, network and placement; nil on other engines
+	// Detail is the engine's own account of where the run ran, marshalled to JSON as it is
+	// (the swarm engine's nodes, network and placement); nil when the engine has none.
+	Detail any
 }
 
 // OneOff is a run-once tool container.
@@ -137,9 +162,12 @@ const (
 // rawMountPath is where tools find raw/ in their containers.
 const rawMountPath = "/raw"
 
-// Each engine implements the whole interface.
+// Each engine implements the whole interface: one type per engine and variant, chosen by its
+// constructor (NewCompose picks Compose or ComposeFast; the runner picks a dry run's type).
 var (
 	_ Engine = (*Compose)(nil)
+	_ Engine = (*ComposeFast)(nil)
 	_ Engine = (*Swarm)(nil)
-	_ Engine = (*Dry)(nil)
+	_ Engine = (*DryCompose)(nil)
+	_ Engine = (*DrySwarm)(nil)
 )

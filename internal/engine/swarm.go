@@ -39,13 +39,12 @@ type Swarm struct {
 	repoRoot string
 	log      func(format string, args ...any)
 
-	rawDir string // the host's raw folder, where job outputs are written
-	tlsDir string // the host's certificate folder of a TLS run, "" otherwise
-	// tlsConfigs put that folder's files where compose mounts the folder, in every server and
-	// tool task: a bind mount would find no such folder on another node.
-	tlsConfigs    []swarm.ConfigMount
-	promURL       string // Prometheus as the host reaches it
-	promPublished string // set when Prometheus is published on another node
+	rawDir        string   // the host's raw folder, where job outputs are written
+	tlsDir        string   // the host's certificate folder of a TLS run, "" otherwise
+	tls           swarmTLS // that folder's files for the servers and the tools, where compose mounts it
+	promURL       string   // Prometheus as the host reaches it
+	promPublished string   // set when Prometheus is published on another node
+	promPassword  string   // that Prometheus' password (swarmprom.go)
 	registryDone  func(context.Context) error
 	// goServers are the compose services whose server is a Go program (our Go servers, and
 	// custom targets with go_runtime: true): on swarm they get GOMAXPROCS from their CPU limit.
@@ -124,7 +123,7 @@ func (s *Swarm) dropMount(src, dst string) bool {
 		return true
 	}
 	if dst == targets.TLSMount {
-		return true // tlsConfigs replace it
+		return true // s.tls replaces it
 	}
 	if s.repoRoot != "" && (src == s.repoRoot || strings.HasPrefix(src, s.repoRoot+string(filepath.Separator))) {
 		return true
@@ -222,10 +221,7 @@ func (s *Swarm) observabilityService(ctx context.Context, svc string, makeConfig
 	spec.Constraints = append(spec.Constraints, "node.role==manager")
 	if len(s.place.monitors) > 0 && !s.place.monitors[0].Self {
 		// Prometheus on another machine: the runner reaches it on that node's address.
-		port, _ := strconv.Atoi(portSetting("PROTOBENCH_PROMETHEUS_PORT", "9090"))
-		spec.PublishHost = append(spec.PublishHost, swarm.PortMap{Published: port, Target: 9090})
-		spec.Constraints = append(spec.Constraints, "node.id=="+s.place.monitors[0].ID)
-		s.promPublished = fmt.Sprintf("http://%s:%d", s.place.monitors[0].Addr, port)
+		return spec, s.publishPrometheus(ctx, &spec, s.place.monitors[0])
 	}
 	return spec, nil
 }
@@ -341,7 +337,7 @@ func (s *Swarm) serverService(ctx context.Context, service string, env map[strin
 	o.Scrape, o.ScrapePort = "servers", metricsPort(cs)
 	spec := swarm.Translate(cs, o)
 	spec.DNSRR, spec.RestartNone, spec.NoHealthcheck = true, true, true
-	spec.Configs = append(spec.Configs, s.tlsConfigs...)
+	s.tls.server(&spec)
 	if s.goServers[service] {
 		if n := GOMAXPROCSFor(spec.CPUs); n > 0 && spec.Env["GOMAXPROCS"] == "" {
 			spec.Env["GOMAXPROCS"] = strconv.Itoa(n)
@@ -376,7 +372,7 @@ func metricsPort(cs *compose.Service) int {
 }
 
 // WaitHealthy probes the server until it passes: with its own health check through docker exec
-// when its task runs on this node (as the fast path does), else until Prometheus scrapes its
+// when its task runs on this node (as ComposeFast does), else until Prometheus scrapes its
 // metrics, which a remote node's container serves only once it is up.
 func (s *Swarm) WaitHealthy(ctx context.Context, service string, timeout time.Duration) error {
 	srv, ok := s.server(service)
@@ -423,7 +419,7 @@ func (s *Swarm) Remove(ctx context.Context, service string) error {
 	err := s.calls.bounded(ctx, removeTimeout, func(ctx context.Context) error {
 		var stopErr error
 		if srv.task.NodeID == s.place.self.ID && srv.task.ContainerID != "" {
-			// On this node, as the fast path does: the run has read what it needs, and
+			// On this node, as ComposeFast does: the run has read what it needs, and
 			// killing the container is immediate, where scaling down waits for the swarm.
 			stopErr = s.c.RemoveByID(ctx, srv.task.ContainerID)
 		} else {
@@ -441,7 +437,7 @@ func (s *Swarm) Remove(ctx context.Context, service string) error {
 
 // Inspect reads a server's container after its run: docker inspect when it is on this node
 // (OOM kill, memory cap), else what its task says.
-func (s *Swarm) Inspect(ctx context.Context, id string) (compose.ContainerState, error) {
+func (s *Swarm) Inspect(ctx context.Context, id string) (ContainerState, error) {
 	if st, err := s.calls.inspect(ctx, s.c, id); err == nil {
 		return st, nil
 	}
@@ -449,9 +445,9 @@ func (s *Swarm) Inspect(ctx context.Context, id string) (compose.ContainerState,
 	owner := s.owners[id]
 	s.mu.Unlock()
 	if owner == "" {
-		return compose.ContainerState{}, fmt.Errorf("container %.12s belongs to no service of this run", id)
+		return ContainerState{}, fmt.Errorf("container %.12s belongs to no service of this run", id)
 	}
-	var st compose.ContainerState
+	var st ContainerState
 	err := s.calls.bounded(ctx, CallTimeout, func(ctx context.Context) error {
 		tasks, err := s.sw.Tasks(ctx, owner)
 		if err != nil {
@@ -461,7 +457,7 @@ func (s *Swarm) Inspect(ctx context.Context, id string) (compose.ContainerState,
 			if t.ContainerID != id {
 				continue
 			}
-			st = compose.ContainerState{ID: id, Status: t.State, ExitCode: t.ExitCode}
+			st = ContainerState{ID: id, Status: t.State, ExitCode: t.ExitCode}
 			if t.State == "complete" || t.State == "failed" {
 				st.Status = "exited"
 			}

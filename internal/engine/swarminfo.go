@@ -17,12 +17,12 @@ func (s *Swarm) Annotate(rec *record.Record) {
 	rec.Engine = NameSwarm
 	if s.place.single {
 		rec.Placement = "single-node"
-		rec.Flags = appendFlag(rec.Flags, record.FlagSharedCores)
+		rec.AddFlag(record.FlagSharedCores)
 		rec.Notes = appendNote(rec.Notes, "single-node swarm: server and load tool share the node's cores (swarm has no cpuset; only the CPU quotas separate them)")
 	} else {
 		rec.Placement = fmt.Sprintf("server=%s client=%s", last.server, strings.Join(last.clients, ","))
 		if last.server != "" && contains(last.clients, last.server) {
-			rec.Flags = appendFlag(rec.Flags, record.FlagSharedCores)
+			rec.AddFlag(record.FlagSharedCores)
 		}
 		rec.Notes = appendNote(rec.Notes, "swarm has no cpuset: the CPU quotas (cpus) are the only caps")
 	}
@@ -53,7 +53,8 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// SwarmInfo is run.json's account of the swarm a run used.
+// SwarmInfo is run.json's account of the swarm a run used (the swarm engine's
+// Description.Detail).
 type SwarmInfo struct {
 	nodeinfo.Swarm
 	Placement string `json:"placement"` // single-node, or the nodes of each role
@@ -81,12 +82,5 @@ func (s *Swarm) Describe(ctx context.Context) Description {
 	if si.TaskNofile > 0 && si.TaskNofile < 16384 {
 		si.Notes = append(si.Notes, fmt.Sprintf("tool tasks could open only %d files: fewer than the 10,000 connections of the capacity test need", si.TaskNofile))
 	}
-	return Description{Swarm: si}
-}
-
-func appendFlag(flags []string, f string) []string {
-	if contains(flags, f) {
-		return flags
-	}
-	return append(flags, f)
+	return Description{Detail: si}
 }

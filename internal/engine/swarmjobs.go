@@ -178,7 +178,8 @@ func (s *Swarm) toolJobs(ctx context.Context, o OneOff, env map[string]string) (
 		}
 		spec.Args = argv[k]
 		spec.NoHealthcheck = true
-		spec.Configs = append(spec.Configs, s.tlsConfigs...)
+		s.tls.tool(&spec)
+		s.promToolEnv(&spec)
 		jobs[k] = swarm.Job{Spec: spec, RawDir: rawMountPath, Inputs: inputs}
 	}
 	return jobs, merge, notes, nil

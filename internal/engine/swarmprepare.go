@@ -90,8 +90,9 @@ func (s *Swarm) ProjectContainers(ctx context.Context) ([]string, error) {
 	return o.Services, err
 }
 
-// portSetting is the environment's value of a published port, or its default.
-func portSetting(env, def string) string {
+// PortSetting is the environment's value of a published port (PROTOBENCH_PROMETHEUS_PORT and
+// the like), or its default.
+func PortSetting(env, def string) string {
 	if v := os.Getenv(env); v != "" {
 		return v
 	}

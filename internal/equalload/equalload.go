@@ -99,8 +99,11 @@ type Row struct {
 }
 
 // Table gathers the equal-load runs among recs (those with a LoadPercent), one row per step
-// variant in order of load, cells in the order targets first appear.
+// variant in order of load, cells in the order targets first appear. When our own generator ran
+// any of them, the table is its runs only: other tools' runs at the same loads are witnesses
+// (Witnesses), not rows of the comparison.
 func Table(recs []record.Record) []Row {
+	recs = primaryOnly(recs)
 	type key struct{ step, target string }
 	byCell := map[key][]record.Record{}
 	rows := map[string]*Row{}

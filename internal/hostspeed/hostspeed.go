@@ -24,6 +24,9 @@ type Sample struct {
 	At     time.Time `json:"at"`
 	Server float64   `json:"server"`
 	Client float64   `json:"client"`
+	// Noise is the index's own spread at this sample: the largest max/min − 1 of one core's
+	// three tries, over every core of both roles. A drift no larger than the noise is not one.
+	Noise float64 `json:"noise,omitempty"`
 }
 
 // Record is run.json's "host_speed": a sample at the start of the run and one at its end.
@@ -54,31 +57,39 @@ func (r *Record) Samples() []Sample {
 func Take(serverCPUSet, clientCPUSet string) (Sample, error) {
 	s := Sample{At: time.Now().UTC()}
 	var err error
-	if s.Server, err = Measure(serverCPUSet); err != nil {
+	var n1, n2 float64
+	if s.Server, n1, err = measure(serverCPUSet); err != nil {
 		return s, fmt.Errorf("server cpuset %s: %w", serverCPUSet, err)
 	}
-	if s.Client, err = Measure(clientCPUSet); err != nil {
+	if s.Client, n2, err = measure(clientCPUSet); err != nil {
 		return s, fmt.Errorf("client cpuset %s: %w", clientCPUSet, err)
 	}
+	s.Noise = math.Max(n1, n2)
 	return s, nil
 }
 
 // Measure runs the loop on each core of cpuset ("0", "0-1", "2,3") and returns the mean over the
 // cores of each core's median of three tries, in million iterations per second.
 func Measure(cpuset string) (float64, error) {
+	v, _, err := measure(cpuset)
+	return v, err
+}
+
+// measure is Measure with the noise: the largest spread of one core's tries.
+func measure(cpuset string) (index, noise float64, err error) {
 	cores, err := ParseCPUSet(cpuset)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	sum := 0.0
 	for _, c := range cores {
-		v, err := onCore(c)
+		v, n, err := onCore(c)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
-		sum += v
+		sum, noise = sum+v, math.Max(noise, n)
 	}
-	return sum / float64(len(cores)), nil
+	return sum / float64(len(cores)), noise, nil
 }
 
 const iterations = 1 << 24
@@ -86,10 +97,10 @@ const iterations = 1 << 24
 // sink keeps the compiler from dropping the loop.
 var sink uint64
 
-func onCore(core int) (float64, error) {
+func onCore(core int) (float64, float64, error) {
 	type result struct {
-		v   float64
-		err error
+		v, noise float64
+		err      error
 	}
 	ch := make(chan result, 1)
 	go func() {
@@ -109,10 +120,10 @@ func onCore(core int) (float64, error) {
 			tries[i] = iterations / time.Since(start).Seconds() / 1e6
 		}
 		sort.Float64s(tries)
-		ch <- result{v: tries[1]}
+		ch <- result{v: tries[1], noise: tries[2]/tries[0] - 1}
 	}()
 	r := <-ch
-	return r.v, r.err
+	return r.v, r.noise, r.err
 }
 
 // loop is the fixed work: a dependent chain of xorshift and multiply, which no core can run in
@@ -151,6 +162,17 @@ func ParseCPUSet(s string) ([]int, error) {
 		return nil, fmt.Errorf("cpuset %q: no cores", s)
 	}
 	return out, nil
+}
+
+// Noise is the largest own noise of the records' samples (Sample.Noise).
+func Noise(recs ...*Record) float64 {
+	n := 0.0
+	for _, r := range recs {
+		for _, s := range r.Samples() {
+			n = math.Max(n, s.Noise)
+		}
+	}
+	return n
 }
 
 // Drift is how far the host's speed moved across the given records' samples: for each role,

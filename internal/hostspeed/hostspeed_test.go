@@ -60,3 +60,20 @@ func TestDrift(t *testing.T) {
 		t.Error("no samples gave a drift")
 	}
 }
+
+// TestNoiseRecorded: a sample carries the index's own noise, the spread of a core's tries, and
+// Noise takes the largest over the records' samples.
+func TestNoiseRecorded(t *testing.T) {
+	s, err := Take("0", "0")
+	if err != nil {
+		t.Skipf("cannot pin to core 0 here: %v", err)
+	}
+	if !(s.Noise >= 0) || math.IsInf(s.Noise, 0) {
+		t.Fatalf("noise %v", s.Noise)
+	}
+	t.Logf("index %.1f, own noise %.2f %%", s.Server, 100*s.Noise)
+	r := &Record{Start: &Sample{Server: 1, Client: 1, Noise: 0.02}, End: &Sample{Server: 1, Client: 1, Noise: 0.05}}
+	if got := Noise(r); got != 0.05 {
+		t.Errorf("Noise = %v, want 0.05", got)
+	}
+}

@@ -21,17 +21,61 @@ import (
 //	env    the compose variables selecting the images, as KEY=VALUE lines
 //	prune  remove local protobench/* tags that the current sources no longer produce
 func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	usage := func() {
-		fmt.Fprintf(stderr, "usage: protobench images build|list|env|prune [flags] [image...]\nimages: %s\n", strings.Join(Names(), ", "))
-	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage()
+		commandUsage(stderr)
 		if len(args) == 0 {
 			return 2
 		}
 		return 0
 	}
 	sub := args[0]
+	opts, code, ok := commandFlags(sub, args[1:], stderr)
+	if !ok {
+		return code
+	}
+	dryRun := opts.DryRun // the user's: prune honours it; resolution below is always dry
+	switch sub {
+	case "build":
+	case "list", "env", "prune":
+		// Resolution without side effects: a dry run prints nothing for cached images.
+		opts.DryRun = true
+		opts.Log = io.Discard
+		if sub == "prune" {
+			opts.Only = nil // what is current is decided over every image
+		}
+	default:
+		fmt.Fprintf(stderr, "protobench images: unknown subcommand %q\n", sub)
+		commandUsage(stderr)
+		return 2
+	}
+	set, err := Ensure(ctx, opts)
+	if errors.Is(err, compose.ErrDockerUnreachable) || (set == nil && err != nil) {
+		fmt.Fprintf(stderr, "protobench images: %v\n", err)
+		return 2
+	}
+	switch sub {
+	case "build":
+		if err != nil {
+			fmt.Fprintf(stderr, "protobench images: %v\n", err)
+			return 1
+		}
+	case "list":
+		printList(stdout, set)
+	case "env":
+		printEnv(stdout, stderr, set)
+	case "prune":
+		return pruneCommand(ctx, opts.Docker, set, err, dryRun, stdout, stderr)
+	}
+	return 0
+}
+
+func commandUsage(w io.Writer) {
+	fmt.Fprintf(w, "usage: protobench images build|list|env|prune [flags] [image...]\nimages: %s\n", strings.Join(Names(), ", "))
+}
+
+// commandFlags parses a subcommand's flags and names into Options. When parsing ends the command
+// (-h, or a bad flag) ok is false and code is the exit status.
+func commandFlags(sub string, args []string, stderr io.Writer) (opts Options, code int, ok bool) {
 	fs := flag.NewFlagSet("protobench images "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	repo := fs.String("repo", ".", "repository root (build contexts and Dockerfiles)")
@@ -41,13 +85,13 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "stream build output to stderr")
 	goroot := fs.String("goroot", "", "Go toolchain to copy into the Go builder when no golang image can be had (default: go env GOROOT)")
 	docker := fs.String("docker", "docker", "docker CLI to use")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return Options{}, 0, false
 		}
-		return 2
+		return Options{}, 2, false
 	}
-	opts := Options{
+	opts = Options{
 		RepoRoot:   *repo,
 		ExtraCADir: *extraCA,
 		Offline:    *offline,
@@ -60,58 +104,34 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *verbose {
 		opts.BuildLog = stderr
 	}
-	switch sub {
-	case "build":
-	case "list", "env", "prune":
-		// Resolution without side effects: a dry run prints nothing for cached images.
-		opts.DryRun = true
-		opts.Log = io.Discard
-		if sub == "prune" {
-			opts.Only = nil // what is current is decided over every image
-		}
-	default:
-		fmt.Fprintf(stderr, "protobench images: unknown subcommand %q\n", sub)
-		usage()
-		return 2
-	}
-	set, err := Ensure(ctx, opts)
-	if errors.Is(err, compose.ErrDockerUnreachable) {
-		fmt.Fprintf(stderr, "protobench images: %v\n", err)
-		return 2
-	}
-	if set == nil && err != nil {
-		fmt.Fprintf(stderr, "protobench images: %v\n", err)
-		return 2
-	}
-	switch sub {
-	case "list":
-		printList(stdout, set)
-	case "env":
-		for _, img := range set.Sorted() {
-			if img.Source == Built || img.Source == Pulled { // a dry run: not there yet
-				fmt.Fprintf(stderr, "protobench images: %s is not present yet (run `protobench images build %s`)\n", img.Ref, img.Name)
-			}
-		}
-		env := EnvVars(set)
-		for _, k := range sortedKeys(env) {
-			fmt.Fprintf(stdout, "%s=%s\n", k, env[k])
-		}
-	case "prune":
-		if err != nil {
-			// Without a complete picture of what is current, removing anything is a guess.
-			fmt.Fprintf(stderr, "protobench images prune: cannot tell which images are current: %v\n", err)
-			return 1
-		}
-		if perr := prune(ctx, *docker, set, *dryRun, stdout); perr != nil {
-			fmt.Fprintf(stderr, "protobench images prune: %v\n", perr)
-			return 1
+	return opts, 0, true
+}
+
+// printEnv writes the compose variables selecting the images, warning on stderr about images
+// that a build would still have to make.
+func printEnv(stdout, stderr io.Writer, set Set) {
+	for _, img := range set.Sorted() {
+		if img.Source == Built || img.Source == Pulled { // a dry run: not there yet
+			fmt.Fprintf(stderr, "protobench images: %s is not present yet (run `protobench images build %s`)\n", img.Ref, img.Name)
 		}
 	}
+	env := EnvVars(set)
+	for _, k := range sortedKeys(env) {
+		fmt.Fprintf(stdout, "%s=%s\n", k, env[k])
+	}
+}
+
+// pruneCommand removes stale tags once resolution (err) has decided, over every image, what is
+// current.
+func pruneCommand(ctx context.Context, docker string, set Set, err error, dryRun bool, stdout, stderr io.Writer) int {
 	if err != nil {
-		if sub == "build" {
-			fmt.Fprintf(stderr, "protobench images: %v\n", err)
-			return 1
-		}
+		// Without a complete picture of what is current, removing anything is a guess.
+		fmt.Fprintf(stderr, "protobench images prune: cannot tell which images are current: %v\n", err)
+		return 1
+	}
+	if perr := prune(ctx, docker, set, dryRun, stdout); perr != nil {
+		fmt.Fprintf(stderr, "protobench images prune: %v\n", perr)
+		return 1
 	}
 	return 0
 }

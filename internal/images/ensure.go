@@ -112,13 +112,37 @@ func (e *ensurer) probeRegistry(ctx context.Context) {
 		fmt.Fprintln(e.log, "registry: resolvable; would pull pinned upstream images")
 		return
 	}
-	probeCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	err := e.r.exec(probeCtx, nil, nil, e.r.docker, "pull", "--quiet", UpstreamBase)
-	if err == nil {
+	answers, detail := probe(ctx, e.r, 2*time.Minute)
+	switch {
+	case !answers:
+		fmt.Fprintf(e.log, "registry: unreachable (%s); building local images\n", detail)
+	case detail == "":
 		e.registry = true
 		fmt.Fprintln(e.log, "registry: answers; pulling pinned upstream images")
-		return
+	default:
+		// It answered, but said no (rate limit, auth): other pulls may still work.
+		e.registry = true
+		fmt.Fprintf(e.log, "registry: answers but refused %s (%s); pulling what it serves\n", UpstreamBase, detail)
+	}
+}
+
+// ProbeRegistry is the registry check of Ensure, on its own, for the pre-flight check: one pull
+// of the base image within timeout. answers is false when no registry answers at all (DNS, no
+// route, timeout); detail is empty when the pull worked, else what the registry or the network
+// said.
+func ProbeRegistry(ctx context.Context, docker string, timeout time.Duration) (answers bool, detail string) {
+	if docker == "" {
+		docker = "docker"
+	}
+	return probe(ctx, &runner{docker: docker, buildLog: io.Discard, log: io.Discard}, timeout)
+}
+
+func probe(ctx context.Context, r *runner, timeout time.Duration) (bool, string) {
+	probeCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := r.exec(probeCtx, nil, nil, r.docker, "pull", "--quiet", UpstreamBase)
+	if err == nil {
+		return true, ""
 	}
 	var ce *commandError
 	detail := err.Error()
@@ -126,12 +150,9 @@ func (e *ensurer) probeRegistry(ctx context.Context) {
 		detail = strings.TrimSpace(tool.LastLine([]byte(ce.tail)))
 	}
 	if probeCtx.Err() != nil || registryUnreachable(err.Error()) {
-		fmt.Fprintf(e.log, "registry: unreachable (%s); building local images\n", detail)
-		return
+		return false, detail
 	}
-	// It answered, but said no (rate limit, auth): other pulls may still work.
-	e.registry = true
-	fmt.Fprintf(e.log, "registry: answers but refused %s (%s); pulling what it serves\n", UpstreamBase, detail)
+	return true, detail
 }
 
 // require resolves one logical image (and, through build args, what it is built from), once.

@@ -15,8 +15,11 @@ import (
 // concurrency of them, or --max-inflight in the open model): a connection that carries N requests
 // cannot hold more than N in flight, and one owner per connection makes "N requests, then close"
 // exact. The new connection is opened when the next request is due, so that request's latency
-// includes the connect and the handshake, as a client that connects per request sees it. Churn
-// runs on each driver's library path (net/http, grpc-go, net/rpc), never on the event loops.
+// includes the connect and the handshake, as a client that connects per request sees it.
+//
+// In the closed model churn runs on the drivers' event loops (netloop/churn.go), where a
+// connect and a TLS handshake never block the loop; in the open model, and with a driver's
+// library client forced, it runs on the library paths (net/http, grpc-go, net/rpc) here.
 
 // Churner is a driver that can churn connections. Redial opens a connection as Dial does but
 // skips Dial's reachability probe (a plain TCP dial, or over TLS a handshake of its own), which
@@ -89,4 +92,28 @@ func (e *engine) recycle(ctx context.Context, s *slot, w *Worker) error {
 	}
 	s.conn, *w = c, nw
 	return nil
+}
+
+// churnsOnLoops reports whether a churning run may be served by event loops: in the closed
+// model, where every ticket is due when it is claimed. (The loop's churn sends a ticket as soon
+// as its connection is open; the open model's pacing is the workers'.)
+func churnsOnLoops(cfg *Config) bool { return !cfg.Open() }
+
+// churnConnConfig is the configuration each connection of a run is dialled with: for a churning
+// run, one request in flight per connection (see above); otherwise cfg itself.
+func churnConnConfig(cfg *Config) *Config {
+	if !cfg.Churns() || cfg.Concurrency == 1 {
+		return cfg
+	}
+	cp := *cfg
+	cp.Concurrency = 1
+	return &cp
+}
+
+// checkPorts refuses a churning run that would run out of ephemeral ports (ports.go).
+func (e *engine) checkPorts() error {
+	if !e.cfg.Churns() {
+		return nil
+	}
+	return portPlan(e.cfg, e.multiplexes()).Check()
 }

@@ -73,7 +73,7 @@ func (c *collector) markMeasureStart() {
 
 // windowStart holds the snapshots the measured window is counted from.
 type windowStart struct {
-	wire             [3]int64
+	wire             [4]int64
 	cpu              float64
 	serverCounted    bool
 	serverCountStart int64
@@ -126,10 +126,41 @@ func (c *collector) loop(stop <-chan struct{}) {
 
 // tick closes the interval that ends now; final is the last one, after the drain.
 func (c *collector) tick(now time.Time, final bool) {
+	iv := c.swapIntervals()
+	span := now.Sub(c.lastTick)
+	c.lastTick = now
+	rate := 0.0
+	if span > 0 {
+		rate = record.SuccessRPS(iv.requests, iv.errors, span.Seconds())
+	}
+	c.updateLive(iv)
+	if c.measured && span > 0 {
+		c.cumLat.Merge(c.ivLat)
+		c.measuredReqs += iv.requests
+		c.measuredErrs += iv.errors
+	}
+	if n := len(c.series); final && n > 0 && span < time.Second/2 {
+		// The drain after the last full second is a sliver: fold its stragglers into the last
+		// point rather than plot a sliver's rate as a second of its own.
+		c.foldSliver(iv, span)
+	} else if span > 0 {
+		c.appendPoint(now, span, rate, iv)
+	}
+	c.progress(now, rate, iv.inflight)
+}
+
+// intervalCounts are one interval's counts, summed over the recorders.
+type intervalCounts struct {
+	requests, errors, inflight int64
+	lagMax                     time.Duration
+}
+
+// swapIntervals gives every recorder a fresh interval and merges the ones it hands back into
+// ivLat and ivSvc; the spares are reused so that a tick allocates no histogram.
+func (c *collector) swapIntervals() intervalCounts {
 	c.ivLat.Reset()
 	c.ivSvc.Reset()
-	var reqs, errs, inflight int64
-	var lagMax time.Duration
+	var iv intervalCounts
 	for i, r := range c.e.recorders {
 		fresh := c.spares[i]
 		fresh.latency.Reset()
@@ -138,98 +169,105 @@ func (c *collector) tick(now time.Time, final bool) {
 		old := r.swap(fresh)
 		c.ivLat.Merge(old.latency)
 		c.ivSvc.Merge(old.service)
-		reqs += old.requests
-		errs += old.errors
-		lagMax = max(lagMax, old.lagMax)
-		inflight += r.inflight.Load()
+		iv.requests += old.requests
+		iv.errors += old.errors
+		iv.lagMax = max(iv.lagMax, old.lagMax)
+		iv.inflight += r.inflight.Load()
 		c.spares[i] = old
 	}
-	span := now.Sub(c.lastTick)
-	c.lastTick = now
-	rate := 0.0
-	if span > 0 {
-		rate = record.SuccessRPS(reqs, errs, span.Seconds())
+	return iv
+}
+
+// updateLive hands the interval to the live /metrics endpoint, when there is one.
+func (c *collector) updateLive(iv intervalCounts) {
+	l := c.e.opts.Live
+	if l == nil {
+		return
 	}
-	if l := c.e.opts.Live; l != nil {
-		clear(c.live)
-		for _, r := range c.e.recorders {
-			r.liveCodeCounts(c.live)
-		}
-		l.update(c.ivLat, c.ivSvc, c.live, inflight, lagMax)
+	clear(c.live)
+	for _, r := range c.e.recorders {
+		r.liveCodeCounts(c.live)
+	}
+	l.update(c.ivLat, c.ivSvc, c.live, iv.inflight, iv.lagMax)
+}
+
+// foldSliver adds the interval to the last series point and timeline point, with percentiles
+// read again from the last interval's histograms merged with this one's.
+func (c *collector) foldSliver(iv intervalCounts, span time.Duration) {
+	c.prevLat.Merge(c.ivLat)
+	c.prevSvc.Merge(c.ivSvc)
+	last := &c.series[len(c.series)-1]
+	last.Requests += iv.requests
+	last.Errors += iv.errors
+	last.span += span
+	last.ThroughputRPS = round3(record.SuccessRPS(last.Requests, last.Errors, last.span.Seconds()))
+	last.P50Ms, last.P99Ms = ms2(c.prevLat, 50), ms2(c.prevLat, 99)
+	last.SchedulerLagMaxMs = max(last.SchedulerLagMaxMs, lagMs(iv.lagMax))
+	p := &c.points[len(c.points)-1]
+	p.Requests, p.Errors, p.ThroughputRPS = last.Requests, last.Errors, last.ThroughputRPS
+	p.SpanS = round3(last.span.Seconds())
+	p.SchedulerLagMaxMs = last.SchedulerLagMaxMs
+	p.LatencyMs = pointLatency(c.prevLat)
+	if c.e.cfg.Open() {
+		svc := pointLatency(c.prevSvc)
+		p.ServiceTimeMs = &svc
+	}
+}
+
+// appendPoint adds the interval to the timeline and, once measuring, to the series; its
+// histograms become the last interval's, which a final sliver may be folded into.
+func (c *collector) appendPoint(now time.Time, span time.Duration, rate float64, iv intervalCounts) {
+	ms := c.e.sched.MeasureStart()
+	p := record.TimeseriesPoint{
+		TS:                round3(now.Sub(ms).Seconds()),
+		SpanS:             round3(span.Seconds()),
+		Warmup:            !c.measured,
+		Requests:          iv.requests,
+		Errors:            iv.errors,
+		ThroughputRPS:     round3(rate),
+		TargetRPS:         round3(c.e.sched.TargetRate(now.Add(-span / 2))),
+		LatencyMs:         pointLatency(c.ivLat),
+		Inflight:          iv.inflight,
+		SchedulerLagMaxMs: lagMs(iv.lagMax),
+	}
+	if c.e.cfg.Open() {
+		svc := pointLatency(c.ivSvc)
+		p.ServiceTimeMs = &svc
+	}
+	c.points = append(c.points, p)
+	if c.measured {
+		c.series = append(c.series, SeriesPoint{
+			span:              span,
+			TS:                p.TS,
+			Requests:          iv.requests,
+			Errors:            iv.errors,
+			ThroughputRPS:     p.ThroughputRPS,
+			TargetRPS:         p.TargetRPS,
+			P50Ms:             p.LatencyMs.P50,
+			P99Ms:             p.LatencyMs.P99,
+			Inflight:          iv.inflight,
+			SchedulerLagMaxMs: p.SchedulerLagMaxMs,
+		})
+	}
+	c.ivLat, c.prevLat = c.prevLat, c.ivLat
+	c.ivSvc, c.prevSvc = c.prevSvc, c.ivSvc
+}
+
+// progress reports the run so far to the progress line, when there is one.
+func (c *collector) progress(now time.Time, rate float64, inflight int64) {
+	f := c.e.opts.Progress
+	if f == nil {
+		return
 	}
 	ms := c.e.sched.MeasureStart()
-	if c.measured && span > 0 {
-		c.cumLat.Merge(c.ivLat)
-		c.measuredReqs += reqs
-		c.measuredErrs += errs
+	p := Progress{RateRPS: rate, TargetRPS: c.e.sched.TargetRate(now), Requests: c.measuredReqs, Errors: c.measuredErrs, Inflight: inflight}
+	if !c.measured {
+		p.Warmup, p.Elapsed, p.Total = true, now.Sub(c.start), ms.Sub(c.start)
+	} else {
+		p.Elapsed, p.Total = now.Sub(ms), c.e.sched.End().Sub(ms)
+		p.P99Ms = ms2(c.cumLat, 99)
 	}
-	open := c.e.cfg.Open()
-	if n := len(c.series); final && n > 0 && span < time.Second/2 {
-		// The drain after the last full second is a sliver: fold its stragglers into the last
-		// point rather than plot a sliver's rate as a second of its own.
-		c.prevLat.Merge(c.ivLat)
-		c.prevSvc.Merge(c.ivSvc)
-		last := &c.series[n-1]
-		last.Requests += reqs
-		last.Errors += errs
-		last.span += span
-		last.ThroughputRPS = round3(record.SuccessRPS(last.Requests, last.Errors, last.span.Seconds()))
-		last.P50Ms, last.P99Ms = ms2(c.prevLat, 50), ms2(c.prevLat, 99)
-		last.SchedulerLagMaxMs = max(last.SchedulerLagMaxMs, lagMs(lagMax))
-		p := &c.points[len(c.points)-1]
-		p.Requests, p.Errors, p.ThroughputRPS = last.Requests, last.Errors, last.ThroughputRPS
-		p.SpanS = round3(last.span.Seconds())
-		p.SchedulerLagMaxMs = last.SchedulerLagMaxMs
-		p.LatencyMs = pointLatency(c.prevLat)
-		if open {
-			svc := pointLatency(c.prevSvc)
-			p.ServiceTimeMs = &svc
-		}
-	} else if span > 0 {
-		p := record.TimeseriesPoint{
-			TS:                round3(now.Sub(ms).Seconds()),
-			SpanS:             round3(span.Seconds()),
-			Warmup:            !c.measured,
-			Requests:          reqs,
-			Errors:            errs,
-			ThroughputRPS:     round3(rate),
-			TargetRPS:         round3(c.e.sched.TargetRate(now.Add(-span / 2))),
-			LatencyMs:         pointLatency(c.ivLat),
-			Inflight:          inflight,
-			SchedulerLagMaxMs: lagMs(lagMax),
-		}
-		if open {
-			svc := pointLatency(c.ivSvc)
-			p.ServiceTimeMs = &svc
-		}
-		c.points = append(c.points, p)
-		if c.measured {
-			c.series = append(c.series, SeriesPoint{
-				span:              span,
-				TS:                p.TS,
-				Requests:          reqs,
-				Errors:            errs,
-				ThroughputRPS:     p.ThroughputRPS,
-				TargetRPS:         p.TargetRPS,
-				P50Ms:             p.LatencyMs.P50,
-				P99Ms:             p.LatencyMs.P99,
-				Inflight:          inflight,
-				SchedulerLagMaxMs: p.SchedulerLagMaxMs,
-			})
-		}
-		c.ivLat, c.prevLat = c.prevLat, c.ivLat
-		c.ivSvc, c.prevSvc = c.prevSvc, c.ivSvc
-	}
-	if f := c.e.opts.Progress; f != nil {
-		p := Progress{RateRPS: rate, TargetRPS: c.e.sched.TargetRate(now), Requests: c.measuredReqs, Errors: c.measuredErrs, Inflight: inflight}
-		if !c.measured {
-			p.Warmup, p.Elapsed, p.Total = true, now.Sub(c.start), ms.Sub(c.start)
-		} else {
-			p.Elapsed, p.Total = now.Sub(ms), c.e.sched.End().Sub(ms)
-			p.P99Ms = ms2(c.cumLat, 99)
-		}
-		f(p)
-	}
+	f(p)
 }
 
 // pointLatency summarizes an interval's histogram (microseconds) in milliseconds.
@@ -249,15 +287,16 @@ func ms2(h *hdr.Histogram, pct float64) float64 {
 	return ms(h.ValueAtPercentile(pct))
 }
 
-// wireTotals sums every connection's counters: sent, received, messages.
-func (e *engine) wireTotals() [3]int64 {
+// wireTotals sums every connection's counters: sent, received, messages, compressed replies.
+func (e *engine) wireTotals() [4]int64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var t [3]int64
+	var t [4]int64
 	for _, w := range e.wires {
 		t[0] += w.Sent.Load()
 		t[1] += w.Received.Load()
 		t[2] += w.Messages.Load()
+		t[3] += w.CompressedReplies.Load()
 	}
 	return t
 }

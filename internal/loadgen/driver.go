@@ -36,6 +36,14 @@ type DriverInfo struct {
 	Patterns []string
 	// NoChurn says why a driver that is not a Churner cannot churn connections.
 	NoChurn string
+	// Gzip: under --compression gzip the driver compresses its requests and accepts compressed
+	// replies. Drivers without it refuse gzip.
+	Gzip bool
+	// NoTLS says why the driver cannot speak TLS; empty: --tls-ca applies to it.
+	NoTLS string
+	// TargetNote says what --target's address must be, where the scheme alone does not (the
+	// ZeroMQ ROUTER).
+	TargetNote string
 }
 
 // Conn is one connection to the target. A connection serves Config.Concurrency slots, either as
@@ -67,8 +75,8 @@ type Pipeliner interface {
 // event loops, as wrk does, rather than from a goroutine per slot: HTTP/1.1 carries one request
 // at a time per TCP connection, so a goroutine per connection pays the Go scheduler and network
 // poller on every request. When Multiplexes says so the engine splits the connections into
-// GOMAXPROCS groups and calls Serve once per group, each on a goroutine of its own. Drivers say
-// no in the open model: there the engine's pacer times every send precisely through Workers.
+// GOMAXPROCS groups and calls Serve once per group, each on a goroutine of its own, in both
+// models: in the open model the loops time every send themselves (netloop/open.go).
 type Multiplexer interface {
 	// Multiplexes reports whether Serve runs this configuration (Dial then returns connections
 	// for Serve, not for NewWorker).
@@ -103,12 +111,16 @@ type Config struct {
 	// Options are driver-specific settings (e.g. "metrics_url" for the ZeroMQ sink count).
 	Options map[string]string
 	// TLS, when set, makes every connection TLS (--tls-ca). The lean event-loop clients work on
-	// raw sockets, which need kernel TLS to carry TLS records; this kernel has none (docs/tls.md),
-	// so TLS runs take each driver's crypto/tls path.
+	// raw sockets and carry TLS records through crypto/tls over an in-memory connection
+	// (netloop/tls.go); the library paths use crypto/tls directly.
 	TLS *tls.Config
 	// RequestsPerConnection, when positive, closes each connection after that many requests and
 	// opens a new one (connection churn, churn.go); 0 reuses connections for the whole run.
 	RequestsPerConnection int
+	// Compression is CompressionNone (advertise no compressor, send nothing compressed) or
+	// CompressionGzip (gzip requests, accept gzip replies): the step's, never a library's
+	// default.
+	Compression string
 }
 
 // Open reports whether the run uses the open model.
@@ -129,6 +141,9 @@ type WireBytes struct {
 	// Messages counts messages received outside request/reply, such as the copies a ZeroMQ SUB
 	// socket receives from the server's fan-out.
 	Messages atomic.Int64
+	// CompressedReplies counts replies that arrived compressed: the client's side of what the
+	// server's encoding counter says.
+	CompressedReplies atomic.Int64
 }
 
 // ServerCounter is implemented by drivers whose throughput is counted by the server, like ZeroMQ

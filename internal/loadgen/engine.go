@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -110,6 +109,9 @@ func Run(ctx context.Context, cfg *Config, opts RunOptions) (*Result, error) {
 		opts.DrainTimeout = max(DefaultDrainTimeout, cfg.RequestTimeout)
 	}
 	e := &engine{cfg: cfg, driver: d, opts: opts, clock: opts.Clock, aborted: make(chan struct{})}
+	if err := e.checkPorts(); err != nil {
+		return nil, &UsageError{err}
+	}
 	conns := cfg.Connections
 	if cfg.Churns() {
 		conns = churnWorkers(cfg)
@@ -119,115 +121,77 @@ func Run(ctx context.Context, cfg *Config, opts RunOptions) (*Result, error) {
 	if err != nil {
 		return nil, &UsageError{err}
 	}
+	base := churnConnConfig(cfg)
 	for i := range e.connCfgs {
-		e.connCfgs[i] = cfg
+		e.connCfgs[i] = base
 		if methods != nil {
-			e.connCfgs[i] = cfg.withMethod(methods[i])
+			e.connCfgs[i] = base.withMethod(methods[i])
 		}
 	}
 	return e.run(ctx)
 }
 
+// run drives one run through its phases: connect, lay out the goroutines, wait for the shared
+// start, measure (warm-up and window, ticked by the collector), drain, and read the result.
 func (e *engine) run(parent context.Context) (*Result, error) {
-	cfg := e.cfg
 	e.runCtx, e.cancel = context.WithCancel(context.Background())
 	defer e.cancel()
 
 	conns, err := e.dialAll(parent)
 	if err != nil {
-		res := e.failedResult(err)
-		return res, err
+		return e.failedResult(err), err
 	}
-	if cfg.Churns() {
+	if e.cfg.Churns() && !e.multiplexes() {
 		for i, c := range conns {
 			conns[i] = &onceConn{Conn: c}
 		}
 	}
-	defer func() {
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	}()
+	defer closeConns(conns)
 
-	// Lay out the goroutines: a multiplexing driver gets one event loop per GOMAXPROCS; a pipelined connection is one goroutine with depth slots; other connections
-	// get one goroutine per slot.
-	type job struct {
-		slot   slot
-		worker Worker
-		depth  int
-		group  []Conn // multiplexed connections served by one loop
+	jobs, err := e.layOut(parent, conns)
+	if err != nil {
+		return e.failedResult(err), err
 	}
-	workersTotal := cfg.Connections * cfg.Concurrency
-	if cfg.Open() && cfg.MaxInflight > 0 {
-		workersTotal = cfg.MaxInflight
-	}
-	var jobs []job
-	if e.multiplexes() {
-		loops := min(runtime.GOMAXPROCS(0), len(conns))
-		groups := make([][]Conn, loops)
-		for i, c := range conns {
-			groups[i%loops] = append(groups[i%loops], c)
-		}
-		for _, g := range groups {
-			jobs = append(jobs, job{group: g, depth: len(g) * cfg.Concurrency})
-		}
-	} else {
-		setupCtx, setupCancel := context.WithTimeout(parent, cfg.ConnectTimeout)
-		defer setupCancel()
-		for i, c := range conns {
-			if _, ok := c.(Pipeliner); ok {
-				depth := workersTotal / len(conns)
-				if i < workersTotal%len(conns) {
-					depth++
-				}
-				if depth > 0 {
-					jobs = append(jobs, job{slot: slot{conn: c, cfg: e.connCfgs[i]}, depth: depth})
-				}
-			}
-		}
-		for w := 0; w < workersTotal; w++ {
-			c, ccfg := conns[w%len(conns)], e.connCfgs[w%len(conns)]
-			if _, ok := c.(Pipeliner); ok {
-				continue
-			}
-			wk, err := c.NewWorker(setupCtx)
-			if err != nil {
-				for _, j := range jobs {
-					if j.worker != nil {
-						_ = j.worker.Close()
-					}
-				}
-				if setupCtx.Err() != nil && !errors.As(err, new(*DialError)) {
-					err = &DialError{Address: cfg.Target.Address, Err: fmt.Errorf("%w (connect timeout %s)", err, cfg.ConnectTimeout)}
-				}
-				return e.failedResult(err), err
-			}
-			jobs = append(jobs, job{slot: slot{conn: c, cfg: ccfg, wire: e.wires[w%len(conns)]}, worker: wk})
-		}
-		setupCancel()
-	}
-
 	e.goroutines = len(jobs)
 	n := min(len(jobs), maxRecorders)
 	for i := 0; i < n; i++ {
-		e.recorders = append(e.recorders, newRecorder(cfg.Open()))
+		e.recorders = append(e.recorders, newRecorder(e.cfg.Open()))
 	}
 
 	if err := e.waitForStart(parent); err != nil {
-		for _, j := range jobs {
-			if j.worker != nil {
-				_ = j.worker.Close()
-			}
-		}
+		closeWorkers(jobs)
 		return e.failedResult(err), err
 	}
+	col, stopCollector := e.startSchedule()
+	tickets, dispatched := e.startPacer(jobs)
+	e.awaitJobs(parent, e.startJobs(jobs, tickets))
+	// The pacer may still hold a ticket it could not hand out when the run was cancelled: it
+	// counts it as unsent before it returns, and the result must include it. Every worker has
+	// returned by now, so cancelling releases a pacer still waiting to hand one out.
+	e.cancel()
+	<-dispatched
+	e.abandonUnclaimed(e.clock.Now())
+	stopCollector()
+	return e.result(col)
+}
+
+func closeConns(conns []Conn) {
+	for _, c := range conns {
+		_ = c.Close()
+	}
+}
+
+// startSchedule fixes the run's start, so it comes after the connections and the shared start,
+// and starts the collector ticking from it; stop ends the collector after its last tick.
+func (e *engine) startSchedule() (col *collector, stop func()) {
+	cfg := e.cfg
 	start := e.clock.Now()
 	if cfg.Open() {
 		e.sched = NewOpenSchedule(e.clock, start, cfg.Warmup, cfg.Pacer)
 	} else {
 		e.sched = NewClosedSchedule(e.clock, start, cfg.Warmup, cfg.Duration)
 	}
-	col := newCollector(e, start)
+	col = newCollector(e, start)
 	if cfg.Warmup <= 0 {
 		col.markMeasureStart()
 	}
@@ -237,27 +201,38 @@ func (e *engine) run(parent context.Context) (*Result, error) {
 		defer close(colDone)
 		col.loop(colStop)
 	}()
+	return col, func() {
+		close(colStop)
+		<-colDone
+	}
+}
 
-	// In the open model one pacer goroutine hands tickets to the synchronous workers at their
-	// due time; pipelined connections claim their own. Without synchronous workers there is no
-	// pacer: it would claim tickets nobody takes and hold the last one until the run is cancelled.
+// startPacer starts the open model's pacer: one goroutine that hands tickets to the synchronous
+// workers at their due time; pipelined connections claim their own. Without synchronous workers
+// there is no pacer: it would claim tickets nobody takes and hold the last one until the run is
+// cancelled. dispatched is closed once the pacer has returned (at once when there is none).
+func (e *engine) startPacer(jobs []job) (tickets chan Ticket, dispatched <-chan struct{}) {
 	synchronous := false
 	for _, j := range jobs {
 		if j.group == nil && j.worker != nil {
 			synchronous = true
 		}
 	}
-	var tickets chan Ticket
-	dispatched := make(chan struct{})
-	if cfg.Open() && synchronous {
+	done := make(chan struct{})
+	if e.cfg.Open() && synchronous {
 		tickets = make(chan Ticket)
 		go func() {
-			defer close(dispatched)
+			defer close(done)
 			e.dispatch(tickets)
 		}()
 	} else {
-		close(dispatched)
+		close(done)
 	}
+	return tickets, done
+}
+
+// startJobs starts a goroutine for every job; the channel is closed when they have all returned.
+func (e *engine) startJobs(jobs []job, tickets chan Ticket) <-chan struct{} {
 	var wg sync.WaitGroup
 	for i, j := range jobs {
 		rec := e.recorders[i%len(e.recorders)]
@@ -279,42 +254,32 @@ func (e *engine) run(parent context.Context) (*Result, error) {
 		wg.Wait()
 		close(done)
 	}()
+	return done
+}
 
+// awaitJobs waits for the jobs to end by themselves, or ends them: at an interrupt, or once the
+// drain timeout after the schedule's end has passed.
+func (e *engine) awaitJobs(parent context.Context, done <-chan struct{}) {
 	drainTimer := time.NewTimer(time.Until(e.sched.End().Add(e.opts.DrainTimeout)))
 	defer drainTimer.Stop()
-wait:
-	for {
-		select {
-		case <-done:
-			break wait
-		case <-parent.Done():
-			e.abort(ErrInterrupted)
-			<-done
-			break wait
-		case <-drainTimer.C:
-			// Requests still in flight this long after the end are cancelled and counted as
-			// incomplete; the run must end even if the server never answers.
-			e.cancel()
-			<-done
-			break wait
-		}
+	select {
+	case <-done:
+	case <-parent.Done():
+		e.abort(ErrInterrupted)
+		<-done
+	case <-drainTimer.C:
+		// Requests still in flight this long after the end are cancelled and counted as
+		// incomplete; the run must end even if the server never answers.
+		e.cancel()
+		<-done
 	}
-	// The pacer may still hold a ticket it could not hand out when the run was cancelled: it
-	// counts it as unsent before it returns, and the result must include it. Every worker has
-	// returned by now, so cancelling releases a pacer still waiting to hand one out.
-	e.cancel()
-	<-dispatched
-	e.abandonUnclaimed(e.clock.Now())
-	close(colStop)
-	<-colDone
-	return e.result(col)
 }
 
 // multiplexes reports whether the driver serves this run from event loops: for a mix, only if
 // it would serve every method of it that way.
 func (e *engine) multiplexes() bool {
 	mx, ok := e.driver.(Multiplexer)
-	if !ok || e.cfg.Churns() {
+	if !ok || (e.cfg.Churns() && !churnsOnLoops(e.cfg)) {
 		return false
 	}
 	if len(e.cfg.Mix) == 0 {

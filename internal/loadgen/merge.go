@@ -87,47 +87,83 @@ const seriesLatencyNote = "per-second p50 and p99 are the largest of the parts' 
 // scenario, step). Parts read from JSON carry their histograms in Histograms; a part that
 // completed requests but lacks them is refused, since its percentiles could not be merged.
 func Merge(parts []*Result) (*Result, error) {
+	if err := checkParts(parts); err != nil {
+		return nil, err
+	}
+	lat, svc, lag, latCounts, err := mergeHistograms(parts)
+	if err != nil {
+		return nil, err
+	}
+	r := mergedBase(parts)
+	info := &MergeInfo{Count: len(parts), SeriesLatency: seriesLatencyNote}
+	flags := sumParts(r, info, parts, latCounts)
+	// The window and the throughput (mergewindow.go).
+	start := mergeWindow(parts, r, info, flags)
+	setHistogramFigures(r, lat, svc, lag)
+	r.Series = mergeSeries(parts, start)
+	r.points = mergeResultPoints(parts, start)
+	decideMergedFlags(r, flags)
+	r.Parts = info
+	return r, nil
+}
+
+// checkParts refuses a missing part and parts of different steps.
+func checkParts(parts []*Result) error {
 	if len(parts) == 0 {
-		return nil, errors.New("merge: no results to merge")
+		return errors.New("merge: no results to merge")
 	}
 	for i, p := range parts {
 		if p == nil {
-			return nil, fmt.Errorf("merge: part %d is missing", i+1)
+			return fmt.Errorf("merge: part %d is missing", i+1)
 		}
 	}
-	first := parts[0]
 	for i, p := range parts[1:] {
-		if err := sameStep(first, p, i+2); err != nil {
-			return nil, err
+		if err := sameStep(parts[0], p, i+2); err != nil {
+			return err
 		}
 	}
+	return nil
+}
 
-	lat, svc, lag := NewHistogram(), NewHistogram(), NewHistogram()
+// mergeHistograms merges the parts' corrected-latency, service-time and scheduler-lag
+// histograms; lag is nil when no part has one (the closed model). latCounts are how many
+// latencies each part's histogram held.
+func mergeHistograms(parts []*Result) (lat, svc, lag *hdr.Histogram, latCounts []int64, err error) {
+	lat, svc, lag = NewHistogram(), NewHistogram(), NewHistogram()
 	haveLag := false
-	latCounts := make([]int64, len(parts))
+	latCounts = make([]int64, len(parts))
 	for i, p := range parts {
 		n, err := mergeInto(lat, p.latency, p.Histograms.Latency, p.Requests, i+1, "latency")
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, nil, err
 		}
 		latCounts[i] = n
 		if _, err := mergeInto(svc, p.service, p.Histograms.ServiceTime, p.Requests, i+1, "service_time"); err != nil {
-			return nil, err
+			return nil, nil, nil, nil, err
 		}
 		if p.Histograms.SchedulerLag != "" {
 			haveLag = true
 			if _, err := mergeInto(lag, nil, p.Histograms.SchedulerLag, p.Requests, i+1, "scheduler_lag"); err != nil {
-				return nil, err
+				return nil, nil, nil, nil, err
 			}
 		}
 	}
+	if !haveLag {
+		lag = nil
+	}
+	return lat, svc, lag, latCounts, nil
+}
 
-	r := &Result{
+// mergedBase is the merged result before any part is added: what every part shares.
+func mergedBase(parts []*Result) *Result {
+	first := parts[0]
+	return &Result{
 		Record: record.Record{
 			Scenario: first.Scenario, Step: first.Step, Repeat: first.Repeat,
 			Target: first.Target, Tool: first.Tool, Method: first.Method, Model: first.Model,
 			PayloadBytes: first.PayloadBytes, HTTPVersion: first.HTTPVersion, Encoding: first.Encoding,
 			RequestsPerConnection: first.RequestsPerConnection,
+			Compression:           first.Compression,
 			Flags:                 []string{},
 		},
 		TargetURL:    first.TargetURL,
@@ -137,35 +173,21 @@ func Merge(parts []*Result) (*Result, error) {
 		Series:       []SeriesPoint{},
 		Histograms:   HistogramExport{Encoding: "hdrhistogram-v2-compressed-base64", Unit: "us"},
 	}
-	info := &MergeInfo{Count: len(parts), SeriesLatency: seriesLatencyNote}
+}
+
+// sumParts adds every part's counts to r and its summary to info, and returns the union of the
+// parts' flags.
+func sumParts(r *Result, info *MergeInfo, parts []*Result, latCounts []int64) map[string]bool {
 	var errs, schedules, warnings []string
 	flags := map[string]bool{}
 	// Concurrency is the first part's, the largest (tool.Split gives remainders to the first
 	// parts); when the parts' differ, connections × concurrency is no longer the requests in
 	// flight, and Topology says how they sat.
-	r.Concurrency = first.Concurrency
+	r.Concurrency = parts[0].Concurrency
 	var shapes []string
 	for i, p := range parts {
-		r.Connections += p.Connections
+		addCounts(r, p)
 		shapes = append(shapes, fmt.Sprintf("%d×%d", p.Connections, p.Concurrency))
-		r.Rate += p.Rate
-		r.Requests += p.Requests
-		r.Errors += p.Errors
-		r.Incomplete += p.Incomplete
-		r.Unsent += p.Unsent
-		for code, n := range p.ErrorsByCode {
-			r.ErrorsByCode[code] += n
-		}
-		r.BytesSent += p.BytesSent
-		r.BytesReceived += p.BytesReceived
-		r.MessagesReceived += p.MessagesReceived
-		r.ClientSent += p.ClientSent
-		r.ClientCPUSeconds += p.ClientCPUSeconds
-		r.ClientGOMAXPROCS += p.ClientGOMAXPROCS
-		r.Workers += p.Workers
-		r.WarmupS = max(r.WarmupS, p.WarmupS)
-		r.Aborted = r.Aborted || p.Aborted
-		r.Notes = appendMissing(r.Notes, p.Notes...)
 		for _, f := range p.Flags {
 			flags[f] = true
 		}
@@ -182,14 +204,7 @@ func Merge(parts []*Result) (*Result, error) {
 		if p.Schedule != "" {
 			schedules = append(schedules, p.Schedule)
 		}
-		info.Parts = append(info.Parts, PartSummary{
-			Part: name, Connections: p.Connections, Concurrency: p.Concurrency, Rate: p.Rate,
-			Requests: p.Requests, Errors: p.Errors, ThroughputRPS: p.ThroughputRPS, DurationS: p.DurationS,
-			StartUnix: p.StartUnix, EndUnix: p.EndUnix, StartWaitS: p.StartWaitS, StartLateS: p.StartLateS,
-			LatencyP99Ms: p.LatencyMs.P99, LatencyCount: latCounts[i],
-			ClientCPUSeconds: p.ClientCPUSeconds, ClientGOMAXPROCS: p.ClientGOMAXPROCS,
-			Error: p.Error, Args: p.Args,
-		})
+		info.Parts = append(info.Parts, partSummary(name, p, latCounts[i]))
 	}
 	r.Rate = round3(r.Rate)
 	r.ClientCPUSeconds = round3(r.ClientCPUSeconds)
@@ -198,42 +213,60 @@ func Merge(parts []*Result) (*Result, error) {
 	r.Schedule = strings.Join(schedules, " + ")
 	r.Error = strings.Join(errs, "; ")
 	r.ServerCountWarning = strings.Join(warnings, "; ")
+	return flags
+}
 
-	// The window and the throughput (mergewindow.go).
-	start := mergeWindow(parts, r, info, flags)
-
-	r.latency, r.service = lat, svc
-	r.LatencyMs = Summary(lat)
-	r.LatencyCount = lat.TotalCount()
-	st := Summary(svc)
-	r.ServiceTimeMs = &st
-	r.LatencySpectrum = Spectrum(lat)
-	r.ServiceSpectrum = Spectrum(svc)
-	r.Histograms.Latency = EncodeHistogram(lat)
-	r.Histograms.ServiceTime = EncodeHistogram(svc)
-	if haveLag {
-		l := Summary(lag)
-		r.SchedulerLagMs = &l
-		r.Histograms.SchedulerLag = EncodeHistogram(lag)
+// addCounts adds one part's counts (and the notes r lacks) to r.
+func addCounts(r, p *Result) {
+	r.Connections += p.Connections
+	r.Rate += p.Rate
+	r.Requests += p.Requests
+	r.Errors += p.Errors
+	r.Incomplete += p.Incomplete
+	r.Unsent += p.Unsent
+	for code, n := range p.ErrorsByCode {
+		r.ErrorsByCode[code] += n
 	}
-
-	r.Series = mergeSeries(parts, start)
-	havePoints := true
-	for _, p := range parts {
-		havePoints = havePoints && p.points != nil
-	}
-	if havePoints {
-		series := make([]*record.Timeseries, len(parts))
-		for i, p := range parts {
-			series[i] = p.Timeseries()
+	r.BytesSent += p.BytesSent
+	r.BytesReceived += p.BytesReceived
+	r.MessagesReceived += p.MessagesReceived
+	if p.ClientCompressedReplies != nil {
+		n := *p.ClientCompressedReplies
+		if r.ClientCompressedReplies != nil {
+			n += *r.ClientCompressedReplies
 		}
-		r.points = mergePoints(series, start)
+		r.ClientCompressedReplies = &n
 	}
+	r.ClientSent += p.ClientSent
+	r.ClientCPUSeconds += p.ClientCPUSeconds
+	r.ClientGOMAXPROCS += p.ClientGOMAXPROCS
+	r.Workers += p.Workers
+	r.WarmupS = max(r.WarmupS, p.WarmupS)
+	r.Aborted = r.Aborted || p.Aborted
+	r.Notes = appendMissing(r.Notes, p.Notes...)
+}
 
-	// Flags: the parts' own (rate-not-met stays if any part missed its share), with errors and
-	// failed decided again on the totals.
+// partSummary is one part's own figures, named name.
+func partSummary(name string, p *Result, latCount int64) PartSummary {
+	return PartSummary{
+		Part: name, Connections: p.Connections, Concurrency: p.Concurrency, Rate: p.Rate,
+		Requests: p.Requests, Errors: p.Errors, ThroughputRPS: p.ThroughputRPS, DurationS: p.DurationS,
+		StartUnix: p.StartUnix, EndUnix: p.EndUnix, StartWaitS: p.StartWaitS, StartLateS: p.StartLateS,
+		LatencyP99Ms: p.LatencyMs.P99, LatencyCount: latCount,
+		ClientCPUSeconds: p.ClientCPUSeconds, ClientGOMAXPROCS: p.ClientGOMAXPROCS,
+		Error: p.Error, Args: p.Args,
+	}
+}
+
+// decideMergedFlags sets r's flags: the parts' own (rate-not-met stays if any part missed its
+// share), with errors, failed and client-latency decided again on the totals.
+func decideMergedFlags(r *Result, flags map[string]bool) {
 	delete(flags, record.FlagErrors)
 	delete(flags, record.FlagFailed)
+	delete(flags, record.FlagClientLatency)
+	if record.ClientLatency(r.Record) {
+		flags[record.FlagClientLatency] = true
+	}
 	if r.Requests > 0 && float64(r.Errors) > 0.01*float64(r.Requests) {
 		flags[record.FlagErrors] = true
 	}
@@ -247,43 +280,6 @@ func Merge(parts []*Result) (*Result, error) {
 		r.Flags = append(r.Flags, f)
 	}
 	sort.Strings(r.Flags)
-	r.Parts = info
-	return r, nil
-}
-
-// MergeTimeseries combines the timelines (`--timeseries`) of load generators that shared one
-// step, as Merge does their results: the window is the union of theirs, points are summed
-// second by second of each part's own window (warm-up points counted back from the window's
-// start, measured ones forward from it), and each point's t_s counts from the merged start.
-// Per-second p50 and p99 are the parts' largest, an upper bound (MergeInfo.SeriesLatency).
-func MergeTimeseries(parts []*record.Timeseries) (*record.Timeseries, error) {
-	if len(parts) == 0 {
-		return nil, errors.New("merge timeseries: no timelines to merge")
-	}
-	first := parts[0]
-	for i, p := range parts {
-		if p == nil {
-			return nil, fmt.Errorf("merge timeseries: part %d is missing", i+1)
-		}
-		for _, c := range []struct{ field, a, b string }{
-			{"target", first.Target, p.Target}, {"method", first.Method, p.Method}, {"model", first.Model, p.Model},
-			{"tool", first.Tool, p.Tool}, {"scenario", first.Scenario, p.Scenario}, {"step", first.Step, p.Step},
-		} {
-			if c.a != c.b {
-				return nil, fmt.Errorf("merge timeseries: part %d measured %s %q, part 1 %q: these are timelines of different steps", i+1, c.field, c.b, c.a)
-			}
-		}
-	}
-	start, end := first.StartUnix, first.EndUnix
-	for _, p := range parts {
-		start, end = min(start, p.StartUnix), max(end, p.EndUnix)
-	}
-	return &record.Timeseries{
-		Version: record.TimeseriesVersion, Scenario: first.Scenario, Step: first.Step,
-		Target: first.Target, Tool: first.Tool, Method: first.Method, Model: first.Model,
-		StartUnix: start, EndUnix: end, IntervalS: first.IntervalS,
-		Points: mergePoints(parts, start),
-	}, nil
 }
 
 // sameStep refuses to merge results that did not measure the same step.
@@ -359,102 +355,6 @@ func mergeMix(parts []*Result) []MethodWeight {
 		}
 	}
 	return out
-}
-
-// mergeSeries sums the parts' per-second series second by second of their own windows.
-func mergeSeries(parts []*Result, start float64) []SeriesPoint {
-	out := []SeriesPoint{}
-	for _, p := range parts {
-		offset := p.StartUnix - start
-		for i, s := range p.Series {
-			if i == len(out) {
-				out = append(out, SeriesPoint{})
-			}
-			o := &out[i]
-			o.TS = max(o.TS, round3(offset+s.TS))
-			o.Requests += s.Requests
-			o.Errors += s.Errors
-			o.ThroughputRPS = round3(o.ThroughputRPS + s.ThroughputRPS)
-			o.TargetRPS = round3(o.TargetRPS + s.TargetRPS)
-			o.P50Ms = max(o.P50Ms, s.P50Ms)
-			o.P99Ms = max(o.P99Ms, s.P99Ms)
-			o.Inflight += s.Inflight
-			o.SchedulerLagMaxMs = max(o.SchedulerLagMaxMs, s.SchedulerLagMaxMs)
-			o.span = max(o.span, s.span)
-		}
-	}
-	return out
-}
-
-// mergePoints sums timelines point by point: warm-up points aligned on the last one (which
-// closes at the window's start), measured points on the first.
-func mergePoints(parts []*record.Timeseries, start float64) []record.TimeseriesPoint {
-	var warm, measured [][]record.TimeseriesPoint
-	nWarm := 0
-	for _, p := range parts {
-		i := slices.IndexFunc(p.Points, func(q record.TimeseriesPoint) bool { return !q.Warmup })
-		if i < 0 {
-			i = len(p.Points)
-		}
-		warm = append(warm, p.Points[:i])
-		measured = append(measured, p.Points[i:])
-		nWarm = max(nWarm, i)
-	}
-	out := make([]record.TimeseriesPoint, nWarm)
-	for i := range out {
-		out[i].Warmup = true
-	}
-	for k, w := range warm {
-		offset := parts[k].StartUnix - start
-		for j, q := range w {
-			addPoint(&out[nWarm-len(w)+j], q, offset)
-		}
-	}
-	for k, m := range measured {
-		offset := parts[k].StartUnix - start
-		for i, q := range m {
-			if nWarm+i == len(out) {
-				out = append(out, record.TimeseriesPoint{})
-			}
-			addPoint(&out[nWarm+i], q, offset)
-		}
-	}
-	if out == nil {
-		out = []record.TimeseriesPoint{}
-	}
-	return out
-}
-
-// addPoint adds one part's point to a merged one whose t_s counts from a start offset seconds
-// before the part's.
-func addPoint(o *record.TimeseriesPoint, q record.TimeseriesPoint, offset float64) {
-	ts := round3(offset + q.TS)
-	if o.SpanS == 0 { // the first part's point: a real point always spans some time
-		o.TS = ts
-	} else {
-		o.TS = max(o.TS, ts)
-	}
-	o.SpanS = max(o.SpanS, q.SpanS)
-	o.Requests += q.Requests
-	o.Errors += q.Errors
-	o.ThroughputRPS = round3(o.ThroughputRPS + q.ThroughputRPS)
-	o.TargetRPS = round3(o.TargetRPS + q.TargetRPS)
-	o.LatencyMs = maxLatency(o.LatencyMs, q.LatencyMs)
-	if q.ServiceTimeMs != nil {
-		s := q.ServiceTimeMs
-		if o.ServiceTimeMs != nil {
-			m := maxLatency(*o.ServiceTimeMs, *s)
-			s = &m
-		}
-		c := *s
-		o.ServiceTimeMs = &c
-	}
-	o.Inflight += q.Inflight
-	o.SchedulerLagMaxMs = max(o.SchedulerLagMaxMs, q.SchedulerLagMaxMs)
-}
-
-func maxLatency(a, b record.PointLatency) record.PointLatency {
-	return record.PointLatency{P50: max(a.P50, b.P50), P99: max(a.P99, b.P99), Max: max(a.Max, b.Max)}
 }
 
 func appendMissing(list []string, items ...string) []string {

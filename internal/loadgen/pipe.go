@@ -86,5 +86,12 @@ func (p *Pipe) Abandon(t Ticket) {
 	p.rec.abandon(t, p.e.clock.Now(), true)
 }
 
+// Unsent releases a claimed ticket that was never sent because the run ended: it counts as
+// incomplete and unsent, with the latency from its intended time to now (open model).
+func (p *Pipe) Unsent(t Ticket) {
+	p.rec.inflight.Add(-1)
+	p.rec.abandon(t, p.e.clock.Now(), false)
+}
+
 // Aborted is closed when the run ends early.
 func (p *Pipe) Aborted() <-chan struct{} { return p.e.aborted }

@@ -31,6 +31,11 @@ type recorder struct {
 	liveOK    int64
 	liveCodes map[string]int64
 
+	// warm and warmErrors count the finished requests whose tickets were the warm-up's, by
+	// the same flag that keeps them out of requests, so that warm-up and window add up to
+	// every finished request (the server's own count of the run is set against that sum).
+	warm, warmErrors int64
+
 	incomplete int64 // measured, in flight or held unsent when the run ended; neither success nor error
 	unsent     int64 // the part of incomplete that was claimed but never sent
 	inflight   atomic.Int64
@@ -97,6 +102,11 @@ func (r *recorder) record(t Ticket, start, end time.Time, err error) {
 		if err != nil {
 			r.errors++
 			r.countCode(r.codes, code)
+		}
+	} else {
+		r.warm++
+		if err != nil {
+			r.warmErrors++
 		}
 	}
 	r.mu.Unlock()

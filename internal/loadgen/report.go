@@ -76,6 +76,7 @@ func WriteText(w io.Writer, r *Result) {
 	}
 	if s := r.SchedulerLagMs; s != nil {
 		fmt.Fprintf(w, "Sched lag ms: p50 %s  p99 %s  max %s\n", f3(s.P50), f3(s.P99), f3(s.Max))
+		fmt.Fprintf(w, "Floor ms:     %s (the fastest request, from its actual send)\n", f3(r.LatencyFloorMs))
 	}
 	fmt.Fprintf(w, "Client CPU:   %.2f s (%.0f%% of one core, GOMAXPROCS=%d)\n", r.ClientCPUSeconds, r.ClientCPUPercent, r.ClientGOMAXPROCS)
 	if len(r.Flags) > 0 {

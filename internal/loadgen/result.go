@@ -38,7 +38,6 @@ type Result struct {
 	ClientCPUSeconds   float64         `json:"client_cpu_seconds"`
 	ClientCPUPercent   float64         `json:"client_cpu_percent"` // of one core, over the window
 	ClientGOMAXPROCS   int             `json:"client_gomaxprocs"`
-	SchedulerLagMs     *record.Latency `json:"scheduler_lag_ms,omitempty"`
 	Aborted            bool            `json:"aborted,omitempty"`
 	Series             []SeriesPoint   `json:"series"`
 	LatencySpectrum    []SpectrumPoint `json:"latency_spectrum"`
@@ -114,6 +113,7 @@ func (e *engine) baseResult() *Result {
 		Histograms:       HistogramExport{Encoding: "hdrhistogram-v2-compressed-base64", Unit: "us"},
 	}
 	r.RequestsPerConnection = cfg.RequestsPerConnection
+	r.Compression = cfg.Compression
 	if cfg.Open() {
 		r.Model = "open"
 		r.Rate = round3(MeanRate(cfg.Pacer))
@@ -140,9 +140,36 @@ func (e *engine) failedResult(err error) *Result {
 	return r
 }
 
+// result reads the run's result once every goroutine has returned and the collector has ticked
+// for the last time.
 func (e *engine) result(c *collector) (*Result, error) {
-	cfg := e.cfg
 	r := e.baseResult()
+	dur := e.measuredWindow(r)
+	lat, svc, lag := e.mergeRecorders(r)
+	r.Workers = e.goroutines
+	setHistogramFigures(r, lat, svc, lag)
+	r.Series = c.series
+	r.points = c.points
+	if r.Series == nil {
+		r.Series = []SeriesPoint{}
+	}
+	e.windowCounters(r, dur)
+	e.serverCount(r)
+	if dur > 0 {
+		r.ThroughputRPS = round3(record.SuccessRPS(r.Requests, r.Errors, dur.Seconds()))
+	}
+	e.flag(r, dur)
+	e.shared.note(r)
+	sort.Strings(r.Flags)
+	if r.Error != "" {
+		return r, errors.New(r.Error)
+	}
+	return r, nil
+}
+
+// measuredWindow sets the window's bounds on r, ending it at an abort before the schedule's end,
+// and returns its length (0 when the window never began).
+func (e *engine) measuredWindow(r *Result) time.Duration {
 	ms := e.sched.MeasureStart()
 	end := e.sched.End()
 	e.mu.Lock()
@@ -160,10 +187,14 @@ func (e *engine) result(c *collector) (*Result, error) {
 	r.DurationS = round3(dur.Seconds())
 	r.StartUnix = float64(ms.UnixNano()) / 1e9
 	r.EndUnix = float64(ms.Add(dur).UnixNano()) / 1e9
+	return dur
+}
 
-	lat, svc := NewHistogram(), NewHistogram()
-	var lag *hdr.Histogram
-	if cfg.Open() {
+// mergeRecorders adds up every recorder's counts on r and returns their merged histograms; lag
+// is nil in the closed model, which has no intended send times to lag behind.
+func (e *engine) mergeRecorders(r *Result) (lat, svc, lag *hdr.Histogram) {
+	lat, svc = NewHistogram(), NewHistogram()
+	if e.cfg.Open() {
 		lag = NewHistogram()
 	}
 	for _, rec := range e.recorders {
@@ -175,6 +206,8 @@ func (e *engine) result(c *collector) (*Result, error) {
 		}
 		r.Requests += rec.requests
 		r.Errors += rec.errors
+		r.WarmupRequests += rec.warm
+		r.WarmupErrors += rec.warmErrors
 		r.Incomplete += rec.incomplete
 		r.Unsent += rec.unsent
 		for code, n := range rec.codes {
@@ -182,12 +215,20 @@ func (e *engine) result(c *collector) (*Result, error) {
 		}
 		rec.mu.Unlock()
 	}
+	return lat, svc, lag
+}
+
+// setHistogramFigures reads every percentile, summary and spectrum of r from its histograms and
+// exports them; lag is nil when there is no scheduler lag to report.
+func setHistogramFigures(r *Result, lat, svc, lag *hdr.Histogram) {
 	r.latency, r.service = lat, svc
-	r.Workers = e.goroutines
 	r.LatencyMs = Summary(lat)
 	r.LatencyCount = lat.TotalCount()
 	st := Summary(svc)
 	r.ServiceTimeMs = &st
+	if svc.TotalCount() > 0 {
+		r.LatencyFloorMs = float64(svc.Min()) / 1000
+	}
 	r.LatencySpectrum = Spectrum(lat)
 	r.ServiceSpectrum = Spectrum(svc)
 	r.Histograms.Latency = EncodeHistogram(lat)
@@ -197,39 +238,48 @@ func (e *engine) result(c *collector) (*Result, error) {
 		r.SchedulerLagMs = &l
 		r.Histograms.SchedulerLag = EncodeHistogram(lag)
 	}
-	r.Series = c.series
-	r.points = c.points
-	if r.Series == nil {
-		r.Series = []SeriesPoint{}
-	}
+}
 
-	if e.started.Load() {
-		w := e.wireTotals()
-		r.BytesSent = w[0] - e.start.wire[0]
-		r.BytesReceived = w[1] - e.start.wire[1]
-		r.MessagesReceived = w[2] - e.start.wire[2]
-		r.ClientCPUSeconds = round3(cpuSeconds() - e.start.cpu)
-		if dur > 0 {
-			r.ClientCPUPercent = round3(100 * r.ClientCPUSeconds / dur.Seconds())
-		}
+// windowCounters sets the bytes, messages and client CPU of the measured window: the totals now
+// less the snapshots taken at its start.
+func (e *engine) windowCounters(r *Result, dur time.Duration) {
+	if !e.started.Load() {
+		return
 	}
-	if sc, ok := e.driver.(ServerCounter); ok && e.started.Load() && e.start.serverCounted {
-		n, err := e.settledServerCount(sc)
-		switch {
-		case e.start.serverCountErr != nil:
-			r.ServerCountWarning = "server count at start: " + e.start.serverCountErr.Error()
-		case err != nil:
-			r.ServerCountWarning = "server count at end: " + err.Error()
-		default:
-			r.ClientSent = r.Requests
-			r.Requests = n - e.start.serverCountStart
-		}
-	}
+	w := e.wireTotals()
+	r.BytesSent = w[0] - e.start.wire[0]
+	r.BytesReceived = w[1] - e.start.wire[1]
+	r.MessagesReceived = w[2] - e.start.wire[2]
+	compressed := w[3] - e.start.wire[3]
+	r.ClientCompressedReplies = &compressed
+	r.ClientCPUSeconds = round3(cpuSeconds() - e.start.cpu)
 	if dur > 0 {
-		r.ThroughputRPS = round3(record.SuccessRPS(r.Requests, r.Errors, dur.Seconds()))
+		r.ClientCPUPercent = round3(100 * r.ClientCPUSeconds / dur.Seconds())
 	}
+}
 
-	// Flags say why a number should not be taken at face value.
+// serverCount replaces the requests with the server's own count where the server counts them
+// (ZeroMQ PUSH has no replies), keeping what the client sent in ClientSent.
+func (e *engine) serverCount(r *Result) {
+	sc, ok := e.driver.(ServerCounter)
+	if !ok || !e.started.Load() || !e.start.serverCounted {
+		return
+	}
+	n, err := e.settledServerCount(sc)
+	switch {
+	case e.start.serverCountErr != nil:
+		r.ServerCountWarning = "server count at start: " + e.start.serverCountErr.Error()
+	case err != nil:
+		r.ServerCountWarning = "server count at end: " + err.Error()
+	default:
+		r.ClientSent = r.Requests
+		r.Requests = n - e.start.serverCountStart
+	}
+}
+
+// flag adds the flags that say why a number should not be taken at face value.
+func (e *engine) flag(r *Result, dur time.Duration) {
+	cfg := e.cfg
 	if cfg.Open() && dur > 0 {
 		planned := plannedHits(cfg.Pacer, dur)
 		if planned > 0 && float64(r.Requests) < 0.95*float64(planned) {
@@ -242,18 +292,15 @@ func (e *engine) result(c *collector) (*Result, error) {
 	if r.Requests > 0 && float64(r.Errors) > 0.01*float64(r.Requests) {
 		r.Flags = append(r.Flags, record.FlagErrors)
 	}
+	if record.ClientLatency(r.Record) {
+		r.Flags = append(r.Flags, record.FlagClientLatency)
+	}
 	if r.Requests == 0 {
 		r.Flags = append(r.Flags, record.FlagFailed)
 		if r.Error == "" {
 			r.Error = "no request completed in the measured window"
 		}
 	}
-	e.shared.note(r)
-	sort.Strings(r.Flags)
-	if r.Error != "" {
-		return r, errors.New(r.Error)
-	}
-	return r, nil
 }
 
 // plannedHits is how many hits the measured schedule holds in its first d.

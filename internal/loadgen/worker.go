@@ -107,20 +107,29 @@ func (e *engine) runWorker(s slot, w Worker, rec *recorder, tickets <-chan Ticke
 			carried = churn // the next request opens a new connection
 			continue
 		}
-		if err != nil && IsConnLost(err) {
-			_ = w.Close()
-			w = nil
-			rctx, cancel := context.WithTimeout(ctx, e.cfg.ConnectTimeout)
-			w, err = s.conn.NewWorker(rctx)
-			cancel()
-			if err != nil {
-				if ctx.Err() == nil {
-					e.abort(fmt.Errorf("connection lost, reconnecting failed (connect timeout %s): %w", e.cfg.ConnectTimeout, err))
-				}
-				return
-			}
+		if err != nil && IsConnLost(err) && !e.reconnect(ctx, s.conn, &w) {
+			return
 		}
 	}
+}
+
+// reconnect replaces a worker whose connection was lost with a new one on conn, within the
+// connect timeout. When it cannot, it aborts the run (unless the run is ending anyway) and
+// reports false; *w is then whatever NewWorker returned, for the caller to close.
+func (e *engine) reconnect(ctx context.Context, conn Conn, w *Worker) bool {
+	_ = (*w).Close()
+	*w = nil
+	rctx, cancel := context.WithTimeout(ctx, e.cfg.ConnectTimeout)
+	nw, err := conn.NewWorker(rctx)
+	*w = nw
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil {
+			e.abort(fmt.Errorf("connection lost, reconnecting failed (connect timeout %s): %w", e.cfg.ConnectTimeout, err))
+		}
+		return false
+	}
+	return true
 }
 
 func (e *engine) do(ctx context.Context, w Worker) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/protobench/protobench/internal/hostclock"
 	"github.com/protobench/protobench/internal/scenario"
 )
 
@@ -24,6 +25,11 @@ type Measurer struct {
 	Layout        scenario.Layout
 	Observability []string
 	Log           func(format string, args ...any)
+	// Clock samples the cores' frequency from sysfs where node-exporter has no cpufreq series
+	// (nil where the host has no cpufreq either); SysRoot is the sysfs root the governor and
+	// power source are read under ("" means /).
+	Clock   *hostclock.Sampler
+	SysRoot string
 
 	// stackAt is where the stack sits now. It starts unknown: a stack kept up by an earlier run
 	// (--keep-up) may sit where that run last moved it, and compose does not see a docker

@@ -37,6 +37,13 @@ type Meter interface {
 	ServicesCPU(ctx context.Context, services []string, start, end time.Time) (float64, error)
 	// TLS reads a TLS server's handshake counters.
 	TLS(ctx context.Context, target string, start, end time.Time) (*record.TLSState, error)
+	// Encodings reads one of our servers' requests and replies by content encoding.
+	Encodings(ctx context.Context, service string, start, end time.Time) (map[string]map[string]float64, error)
+	// Frequency reads the clock of host CPUs over a window (measure/clock.go).
+	Frequency(ctx context.Context, cpuset string, start, end time.Time) (*record.Frequency, error)
+	// Network reads the bytes a run's service received and sent at its network interfaces;
+	// ok is false when there is no such series.
+	Network(ctx context.Context, service string, start, end time.Time) (rx, tx float64, ok bool, err error)
 }
 
 // Prom is the Meter backed by Prometheus, cAdvisor and node-exporter, reading one compose
@@ -170,6 +177,11 @@ func (m Prom) TLS(ctx context.Context, target string, start, end time.Time) (*re
 	return st, nil
 }
 
+// Network reads the service's network bytes over [start, end] from cAdvisor.
+func (m Prom) Network(ctx context.Context, service string, start, end time.Time) (float64, float64, bool, error) {
+	return measureNetwork(ctx, m.c, m.project, m.runID, service, start, end)
+}
+
 // None measures nothing: a dry run has no Prometheus. Its waits return at once, its readings
 // are empty, and it knows neither the cores nor the TLS state.
 type None struct{}
@@ -195,4 +207,16 @@ func (None) ServicesCPU(context.Context, []string, time.Time, time.Time) (float6
 }
 func (None) TLS(context.Context, string, time.Time, time.Time) (*record.TLSState, error) {
 	return nil, nil
+}
+func (None) Encodings(context.Context, string, time.Time, time.Time) (map[string]map[string]float64, error) {
+	return nil, nil
+}
+
+func (None) Frequency(context.Context, string, time.Time, time.Time) (*record.Frequency, error) {
+	return nil, errors.New("a dry run reads no clock")
+}
+
+// Network reads nothing, and has nothing missing to warn about.
+func (None) Network(context.Context, string, time.Time, time.Time) (float64, float64, bool, error) {
+	return 0, 0, true, nil
 }

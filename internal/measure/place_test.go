@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/protobench/protobench/internal/cputopo"
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/scenario"
 	"github.com/protobench/protobench/internal/tool"
@@ -37,7 +38,7 @@ func (m *movesRecorder) PlaceStack(_ context.Context, services []string, cpuset 
 func TestPlaceStackFollowsTheTool(t *testing.T) {
 	var logs []string
 	rec := &movesRecorder{}
-	sr := &Measurer{Placer: rec, Layout: scenario.AutoLayout(2), Observability: []string{"prometheus", "cadvisor"},
+	sr := &Measurer{Placer: rec, Layout: scenario.AutoLayout(cputopo.Flat(2, "")), Observability: []string{"prometheus", "cadvisor"},
 		Log: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }}
 	var got []string
 	for _, name := range []string{"protobench", "k6", "k6", "protobench"} {
@@ -68,7 +69,7 @@ func TestPlaceStackFollowsTheTool(t *testing.T) {
 	}
 
 	// Without a placer (swarm) nothing moves and records say nothing.
-	sr = &Measurer{Layout: scenario.AutoLayout(2)}
+	sr = &Measurer{Layout: scenario.AutoLayout(cputopo.Flat(2, ""))}
 	r = record.Record{}
 	sr.Place(context.Background(), k6, scenario.Run{Step: "s", Target: "grpc", Tool: "k6", Repeat: 1}, &r)
 	if r.ObservabilityCPUSet != "" {
@@ -83,7 +84,7 @@ func TestPlaceStackFollowsTheTool(t *testing.T) {
 // room). A failed repeat, or one without the server's CPU, decides nothing.
 func TestPlaceStackFollowsTheMeasurement(t *testing.T) {
 	var logs []string
-	sr := &Measurer{Placer: &movesRecorder{}, Layout: scenario.AutoLayout(2), Observability: []string{"prometheus"},
+	sr := &Measurer{Placer: &movesRecorder{}, Layout: scenario.AutoLayout(cputopo.Flat(2, "")), Observability: []string{"prometheus"},
 		Log: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) }}
 	place := func(r scenario.Run) string {
 		a, ok := tool.Lookup(r.Tool)

@@ -30,7 +30,7 @@ type Usage struct {
 func usageQueries(project, runID, service string, window time.Duration) map[string]string {
 	sel := fmt.Sprintf(`{container_label_com_docker_compose_project=%q,container_label_com_docker_compose_service=%q`, project, service)
 	if runID != "" {
-		// The step's containers carry the run's label (the runner's steplabels.go): a container of an
+		// The step's containers carry the run's label (the runner's stepRunner.run): a container of an
 		// earlier run of this same project never counts either.
 		sel += fmt.Sprintf(`,container_label_protobench_run_id=%q`, runID)
 	}

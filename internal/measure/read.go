@@ -48,19 +48,12 @@ func (s *Measurer) Read(ctx context.Context, rec *record.Record, r scenario.Run,
 	}
 	s.addUsage(ctx, rec, r, t.Server, t.Client, start, end)
 	s.addCores(ctx, rec, r, start, end)
+	s.addClock(ctx, rec, r, start, end)
 	s.addTLS(ctx, rec, r, start, end)
+	s.addEncodings(ctx, rec, r, t.Server, start, end)
+	s.addWire(ctx, rec, r, t.Server, start, end)
 	s.addOthers(ctx, rec, r, t.Server, t.Client, start, end)
 	return true
-}
-
-// appendFlag adds f to flags once.
-func appendFlag(flags []string, f string) []string {
-	for _, x := range flags {
-		if x == f {
-			return flags
-		}
-	}
-	return append(flags, f)
 }
 
 // addCores records how the server's cores and the tools' spent the window, where the layout's
@@ -208,7 +201,7 @@ func (s *Measurer) addUsage(ctx context.Context, rec *record.Record, r scenario.
 	}
 	// Throttling of a few percent of the window means the quota, not the work, set the pace.
 	if window > 0 && server.ThrottledSeconds > 0.05*window {
-		rec.Flags = appendFlag(rec.Flags, record.FlagThrottled)
+		rec.AddFlag(record.FlagThrottled)
 	}
 	rec.ServerGOMAXPROCS = server.GOMAXPROCS
 	client, err := s.Meter.Usage(ctx, clientService, start, end)
@@ -220,7 +213,7 @@ func (s *Measurer) addUsage(ctx context.Context, rec *record.Record, r scenario.
 		rec.ClientCPUPercentOfCap = 100 * client.CPUSeconds / window / r.Caps.ClientCPUs
 	}
 	if rec.ClientCPUPercentOfCap >= record.ClientBoundPercent {
-		rec.Flags = appendFlag(rec.Flags, record.FlagClientBound)
+		rec.AddFlag(record.FlagClientBound)
 	}
 }
 

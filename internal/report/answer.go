@@ -1,11 +1,9 @@
 package report
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/protobench/protobench/internal/results"
-	"github.com/protobench/protobench/internal/svgchart"
 )
 
 // answerBlock is the opening of the page: the headline ratio, latency at equal load, and why.
@@ -24,8 +22,8 @@ func answer(f *Folder) (*answerBlock, []ratioRow) {
 	var rows []ratioRow
 	for _, r := range f.Summary.Ratios {
 		rows = append(rows, ratioRow{Step: r.Step, StepID: StepID(r.Step), Tool: r.Tool, Pair: r.Target + " / " + r.Baseline,
-			RPSPaired: results.RatioText(r.ThroughputPaired, r.ThroughputPairedCI), RPS: results.RatioText(r.Throughput, r.ThroughputCI),
-			P99Paired: results.RatioText(r.P99Paired, r.P99PairedCI), P99: results.RatioText(r.P99, r.P99CI),
+			RPSPaired: r.RatioCell(r.ThroughputPaired, r.ThroughputPairedCI), RPS: r.RatioCell(r.Throughput, r.ThroughputCI),
+			P99Paired: r.RatioCell(r.P99Paired, r.P99PairedCI), P99: r.RatioCell(r.P99, r.P99CI),
 			Flags: results.FlagCounts(r.Flags, r.Runs)})
 	}
 	a := f.Summary.Answer()
@@ -34,7 +32,7 @@ func answer(f *Folder) (*answerBlock, []ratioRow) {
 		return nil, rows
 	}
 	block := &answerBlock{Pair: h.Target + " / " + h.Baseline, Step: h.Step,
-		Paired: results.RatioText(h.ThroughputPaired, h.ThroughputPairedCI), Unpaired: results.RatioText(h.Throughput, h.ThroughputCI)}
+		Paired: h.RatioCell(h.ThroughputPaired, h.ThroughputPairedCI), Unpaired: h.RatioCell(h.Throughput, h.ThroughputCI)}
 	if h.Flagged() {
 		block.Flags = results.FlagCounts(h.Flags, h.Runs)
 	}
@@ -46,11 +44,10 @@ func answer(f *Folder) (*answerBlock, []ratioRow) {
 	}
 	var parts []string
 	for _, r := range a.EqualLoad {
-		t, b := r.Target, r.Baseline
-		parts = append(parts, fmt.Sprintf("at %s/s p99 %s %s ms, %s %s ms", svgchart.FormatNumber(r.Rate), t.Target, svgchart.FormatNumber(t.P99.Median), b.Target, svgchart.FormatNumber(b.P99.Median)))
+		parts = append(parts, strings.ReplaceAll(r.Text(), "**", ""))
 	}
 	if len(parts) > 0 {
-		block.Latency = strings.Join(parts, "; ") + " (open model, from intended send time)."
+		block.Latency = strings.Join(parts, "; ") + " (open model, from intended send time; paired: the two targets' runs of one repeat)."
 	}
 	return block, rows
 }

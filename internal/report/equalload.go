@@ -15,6 +15,15 @@ type equalLoadSection struct {
 	ID, Intro string
 	Charts    []figure
 	Rows      []equalLoadRow
+	// Witnesses is the cross-check: a tool with an open model of its own at the same loads.
+	WitnessIntro string
+	Witnesses    []witnessRow
+}
+
+type witnessRow struct {
+	Load, Offered, Target, Tool         string
+	OursP50, ItsP50, OursP99, ItsP99, N string
+	Verdict                             string
 }
 
 type equalLoadRow struct {
@@ -46,6 +55,20 @@ func equalLoad(f *Folder) *equalLoadSection {
 				CPU: num(c.CPUMicros, c.N), Core: num(c.CoreMicros, c.N), Incomplete: c.Incomplete, Flags: strings.Join(c.Flags, ", "),
 			})
 		}
+	}
+	for _, w := range equalload.Witnesses(f.Records) {
+		verdict := w.Verdict
+		if w.Why != "" {
+			verdict += ": " + w.Why
+		}
+		s.Witnesses = append(s.Witnesses, witnessRow{
+			Load: svgchart.FormatNumber(w.LoadPercent) + " %", Offered: num(w.Rate, 1), Target: w.Target, Tool: w.Tool,
+			OursP50: num(w.Ours.P50, w.Ours.N), ItsP50: num(w.Theirs.P50, w.Theirs.N), OursP99: num(w.Ours.P99, w.Ours.N), ItsP99: num(w.Theirs.P99, w.Theirs.N),
+			N: fmt.Sprintf("%d, %d", w.Ours.N, w.Theirs.N), Verdict: verdict,
+		})
+	}
+	if len(s.Witnesses) > 0 {
+		s.WitnessIntro = results.WitnessIntro()
 	}
 	seen := map[string]int{}
 	for _, q := range []struct {

@@ -33,6 +33,24 @@ func TestEqualLoadSection(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
+	if strings.Contains(page, "<h3>Cross-check</h3>") {
+		t.Error("a cross-check without a witness tool's runs")
+	}
+	// A witness's runs at the same loads: the cross-check table, with a verdict per target.
+	withK6 := append([]record.Record{}, recs...)
+	for _, r := range recs[:2] {
+		r.Tool, r.Step = "k6", "equal-load-witness-load25"
+		withK6 = append(withK6, r)
+	}
+	var kb bytes.Buffer
+	if err := Render(&kb, &Folder{Records: withK6, Summary: results.Summarize(nil, withK6), PerRun: make([]RunDetail, len(withK6))}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<h3>Cross-check</h3>", "<td>k6</td>", "<td>agree</td>"} {
+		if !strings.Contains(kb.String(), want) {
+			t.Errorf("report with a witness lacks %q", want)
+		}
+	}
 	if n := strings.Count(page, "latency, medians over repeats, each protocol at the same offered rate"); n != 3 {
 		t.Errorf("%d equal-load charts, want 3 (p50, p99, p99.9)", n)
 	}

@@ -135,7 +135,8 @@ func plan(dir string, run RunInfo) (*scenario.Plan, error) {
 	if cores <= 0 {
 		cores = run.Host.Cores
 	}
-	opts := scenario.PlanOptions{Quick: run.Quick, Cores: cores}
+	// The topology the run placed on; a layout it kept with --force-layout is kept again.
+	opts := scenario.PlanOptions{Quick: run.Quick, Cores: cores, Topology: run.Layout.Topology, ForceLayout: true}
 	if pf := run.PlanFlags; pf != nil {
 		// The same repeats and order as the run had; --only and --tools are left out so that
 		// records of earlier partial runs in the folder still find their steps.

@@ -48,6 +48,11 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <table><tr><th>Load</th><th>Offered req/s</th><th>Target</th><th>n</th><th>Achieved req/s</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>CPU µs/req</th><th title="the server's cores' busy time (user, system, softirq, irq) per request">core µs/req</th><th>Incomplete</th><th>Flags</th></tr>
 {{range .Rows}}<tr><td class="n">{{.Load}}</td><td class="n">{{.Offered}}</td><td>{{.Target}}</td><td class="n">{{.N}}</td><td class="n">{{.Achieved}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="n">{{.P999}}</td><td class="n">{{.CPU}}</td><td class="n">{{.Core}}</td><td class="n">{{.Incomplete}}</td><td>{{.Flags}}</td></tr>
 {{end}}</table>
+{{if .Witnesses}}<h3>Cross-check</h3>
+<p>{{.WitnessIntro}}</p>
+<table><tr><th>Load</th><th>Offered req/s</th><th>Target</th><th>Witness</th><th>ours p50 ms</th><th>its p50 ms</th><th>ours p99 ms</th><th>its p99 ms</th><th>n (ours, its)</th><th>Verdict</th></tr>
+{{range .Witnesses}}<tr><td class="n">{{.Load}}</td><td class="n">{{.Offered}}</td><td>{{.Target}}</td><td>{{.Tool}}</td><td class="n">{{.OursP50}}</td><td class="n">{{.ItsP50}}</td><td class="n">{{.OursP99}}</td><td class="n">{{.ItsP99}}</td><td class="n">{{.N}}</td><td>{{.Verdict}}</td></tr>
+{{end}}</table>{{end}}
 </section>{{end}}
 {{range .Sections}}
 <section id="{{.ID}}">

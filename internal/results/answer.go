@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
+	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/scenario"
+	"github.com/protobench/protobench/internal/stats"
 )
 
 // Anchors the answer links to, in summary.md (explicit <a id>) and report.html (element ids).
@@ -27,7 +30,9 @@ type Answer struct {
 	Why       []Reason
 }
 
-// EqualLoadRow is one offered rate with both targets' latencies from intended send time.
+// EqualLoadRow is one offered rate with both targets' latencies from intended send time, and
+// their paired p99 ratio: the two targets' runs of one repeat at that rate, one right after the
+// other, so what drifted between repeats moves both.
 type EqualLoadRow struct {
 	Step       string
 	Rate       float64
@@ -35,6 +40,27 @@ type EqualLoadRow struct {
 	Baseline   *Group
 	Flagged    bool
 	TargetName string
+	// P99Ratio is target / baseline, the geometric mean of the per-repeat ratios over Pairs
+	// repeats, with its paired t interval; Flags are both targets' runs' flags out of Runs.
+	P99Ratio float64
+	P99CI    stats.Interval
+	Pairs    int
+	Flags    []FlagCount
+	Runs     int
+}
+
+// Text says the row as the answer prints it: the paired p99 ratio with its interval (method,
+// coverage, n) and the flags of the runs beneath it, then both medians.
+func (r EqualLoadRow) Text() string {
+	s := fmt.Sprintf("at %s/s p99 %s / %s %s", fmtNum(r.Rate), r.Target.Target, r.Baseline.Target, fmtRatioLabelled(r.P99Ratio, r.P99CI))
+	if r.Pairs < 2 {
+		s += fmt.Sprintf(" (%d pair: no interval)", r.Pairs)
+	}
+	s += fmt.Sprintf(" (medians %s ms and %s ms)", fmtNum(r.Target.P99.Median), fmtNum(r.Baseline.P99.Median))
+	if len(r.Flags) > 0 {
+		s += ", **rests on flagged runs: " + FlagCounts(r.Flags, r.Runs) + "**"
+	}
+	return s
 }
 
 // Reason is one line of "why": a fact about the two targets and the section that shows it.
@@ -79,10 +105,41 @@ func (s *Summary) Answer() Answer {
 		a.Why = append(a.Why, Reason{"How much of the gap is transport and how much encoding: " + s.Cells[0].Reading, StepAnchor(s.Cells[0].BaseStep)})
 	}
 	if !math.IsNaN(g.CPUMicrosPerRequest) && !math.IsNaN(b.CPUMicrosPerRequest) && b.CPUMicrosPerRequest > 0 {
-		a.Why = append(a.Why, Reason{fmt.Sprintf("Server CPU per request: %s %s µs, %s %s µs (%s); with the server's core full, throughput follows its inverse.",
-			g.Target, fmtNum(g.CPUMicrosPerRequest), b.Target, fmtNum(b.CPUMicrosPerRequest), fmtRatio(g.CPUMicrosPerRequest/b.CPUMicrosPerRequest)), AnchorCPU})
+		text := fmt.Sprintf("Server CPU per request: %s %s µs, %s %s µs (%s)",
+			g.Target, fmtNum(g.CPUMicrosPerRequest), b.Target, fmtNum(b.CPUMicrosPerRequest), fmtRatio(g.CPUMicrosPerRequest/b.CPUMicrosPerRequest))
+		a.Why = append(a.Why, Reason{text + cpuReading(g, b), AnchorCPU})
 	}
+	a.Why = append(a.Why, Reason{"The work per request: " + workLine(g) + "; " + workLine(b) + ".", AnchorRatios})
 	return a
+}
+
+// cpuReading is what the CPU per request says of the throughput ratio, only as far as the runs
+// support it: "throughput follows its inverse" holds when both servers' cores were full (no run
+// flagged unsaturated) and the load tool was not at its own cap (no run flagged client-bound);
+// otherwise the sentence says which condition failed instead.
+func cpuReading(gs ...*Group) string {
+	var missing []string
+	for _, flag := range []string{record.FlagUnsaturated, record.FlagClientBound} {
+		for _, g := range gs {
+			if g.hasFlag(flag) {
+				missing = append(missing, fmt.Sprintf("%s runs of %s", flag, g.Target))
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return "; with the server's core full and the load tool not bound, throughput follows its inverse."
+	}
+	return "; throughput need not follow its inverse here: " + strings.Join(missing, ", ") + "."
+}
+
+// hasFlag says whether any of the group's runs carries flag.
+func (g *Group) hasFlag(flag string) bool {
+	for _, f := range g.Flags {
+		if f.Flag == flag && f.Count > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // equalLoad pairs our generator's open-model groups of the two targets that ran at the same rate
@@ -119,6 +176,10 @@ func equalLoad(groups []*Group, target, baseline string) []EqualLoadRow {
 	var out []EqualLoadRow
 	for _, k := range keys {
 		if r := found[k]; r.Target != nil && r.Baseline != nil {
+			num, den := pairedValues(r.Target, r.Baseline, scenario.MetricLatencyP99Ms)
+			r.Pairs = len(num)
+			r.P99Ratio, r.P99CI = stats.PairedRatio(num, den, CILevel)
+			r.Flags, r.Runs = mergeFlags(r.Target, r.Baseline), r.Target.Runs+r.Baseline.Runs
 			out = append(out, *r)
 		}
 	}
@@ -137,8 +198,12 @@ func writeAnswer(b *bytes.Buffer, s *Summary) {
 	}
 	h := a.Headline
 	fmt.Fprintf(b, "<a id=\"%s\"></a>\n## The answer\n\n", AnchorAnswer)
-	fmt.Fprintf(b, "- **Throughput, %s / %s** ([%s](#%s)): %s paired; unpaired %s.",
-		h.Target, h.Baseline, h.Step, AnchorRatios, fmtRatioLabelled(h.ThroughputPaired, h.ThroughputPairedCI), fmtRatioLabelled(h.Throughput, h.ThroughputCI))
+	if h.Unequal != "" {
+		fmt.Fprintf(b, "- **Throughput, %s / %s** ([%s](#%s)): no ratio, %s.", h.Target, h.Baseline, h.Step, AnchorRatios, h.Unequal)
+	} else {
+		fmt.Fprintf(b, "- **Throughput, %s / %s** ([%s](#%s)): %s paired; unpaired %s.",
+			h.Target, h.Baseline, h.Step, AnchorRatios, fmtRatioLabelled(h.ThroughputPaired, h.ThroughputPairedCI), fmtRatioLabelled(h.Throughput, h.ThroughputCI))
+	}
 	if h.Flagged() {
 		fmt.Fprintf(b, " **Rests on flagged runs: %s.**", FlagCounts(h.Flags, h.Runs))
 	}
@@ -151,9 +216,9 @@ func writeAnswer(b *bytes.Buffer, s *Summary) {
 			if i > 0 {
 				b.WriteString("; ")
 			}
-			fmt.Fprintf(b, "at %s/s p99 %s %s ms, %s %s ms", fmtNum(r.Rate), r.Target.Target, fmtNum(r.Target.P99.Median), r.Baseline.Target, fmtNum(r.Baseline.P99.Median))
+			b.WriteString(r.Text())
 		}
-		b.WriteString(" (open model, from intended send time).\n")
+		b.WriteString(" (open model, from intended send time; paired: the two targets' runs of one repeat).\n")
 	}
 	for _, w := range a.Why {
 		fmt.Fprintf(b, "- Why: %s ([detail](%s#%s))\n", w.Text, ReportFile, w.Anchor)

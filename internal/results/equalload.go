@@ -67,6 +67,38 @@ func writeEqualLoad(b *bytes.Buffer, recs []record.Record, s *Summary) {
 		}
 	}
 	b.WriteString("\n")
+	writeWitnesses(b, equalload.Witnesses(recs))
+}
+
+// WitnessIntro says what the cross-check of the equal-load table is and its margin.
+func WitnessIntro() string {
+	return fmt.Sprintf("The same loads offered by a cross-check tool with an open model of its own (k6: constant-arrival-rate), at the rates our generator was given. "+
+		"Two tools agree on a percentile within %.0f %% of the larger value or %.1f ms; a side flagged rate-not-met, client-bound, errors, incomplete or failed gives no verdict. "+
+		"Our latency counts from the intended send time; k6's from its actual send, and it drops an arrival that finds no free VU (rate-not-met) instead of queueing it.",
+		equalload.AgreeFraction*100, equalload.AgreeFloorMs)
+}
+
+func writeWitnesses(b *bytes.Buffer, ws []equalload.Witness) {
+	if len(ws) == 0 {
+		return
+	}
+	b.WriteString("### Cross-check\n\n" + WitnessIntro() + "\n\n")
+	b.WriteString("| Load | Offered req/s | Target | Witness | ours p50 ms | its p50 ms | ours p99 ms | its p99 ms | n (ours, its) | Verdict |\n")
+	b.WriteString("|---:|---:|---|---|---:|---:|---:|---:|---|---|\n")
+	for _, w := range ws {
+		rate := na
+		if w.Rate > 0 {
+			rate = fmtNum(w.Rate)
+		}
+		verdict := w.Verdict
+		if w.Why != "" {
+			verdict += ": " + w.Why
+		}
+		fmt.Fprintf(b, "| %s %% | %s | %s | %s | %s | %s | %s | %s | %d, %d | %s |\n",
+			fmtNum(w.LoadPercent), rate, w.Target, w.Tool, orNA(w.Ours.P50, w.Ours.N), orNA(w.Theirs.P50, w.Theirs.N),
+			orNA(w.Ours.P99, w.Ours.N), orNA(w.Theirs.P99, w.Theirs.N), w.Ours.N, w.Theirs.N, verdict)
+	}
+	b.WriteString("\n")
 }
 
 func orNA(v float64, n int) string {

@@ -35,3 +35,35 @@ func TestSummaryEqualLoadTable(t *testing.T) {
 		t.Error("rows not in order of load")
 	}
 }
+
+// TestSummaryEqualLoadCrossCheck: a witness tool's runs at the same loads stay out of the
+// equal-load table and appear beside ours in the cross-check, with its margin and a verdict.
+func TestSummaryEqualLoadCrossCheck(t *testing.T) {
+	mk := func(tool, step, target string, p50, p99 float64, flags ...string) record.Record {
+		return record.Record{Scenario: "s", Step: step, Target: target, Tool: tool, Model: "open", Repeat: 1,
+			Rate: 4000, LoadPercent: 25, CapacityRPS: 16000, CapacityStep: "getuser", ThroughputRPS: 4000, Requests: 24000,
+			LatencyMs: record.Latency{P50: p50, P99: p99, P999: 2 * p99}, Flags: append([]string{}, flags...)}
+	}
+	recs := []record.Record{
+		mk("protobench", "equal-load-load25", "grpc", 0.4, 1.2), mk("protobench", "equal-load-load25", "rest", 0.5, 2),
+		mk("k6", "equal-load-witness-load25", "grpc", 0.45, 1.3), mk("k6", "equal-load-witness-load25", "rest", 0.9, 2.1),
+	}
+	var b bytes.Buffer
+	if err := WriteSummary(&b, nil, recs); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{
+		"### Cross-check", "within 20 % of the larger value or 0.1 ms",
+		"| 25 % | 4,000 | grpc | k6 | 0.4 | 0.45 | 1.2 | 1.3 | 1, 1 | agree |",
+		"| 25 % | 4,000 | rest | k6 | 0.5 | 0.9 | 2 | 2.1 | 1, 1 | disagree: p50 apart by more than the margin |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("summary lacks %q\n%s", want, md)
+		}
+	}
+	table := md[strings.Index(md, "## Latency at equal load"):strings.Index(md, "### Cross-check")]
+	if n := strings.Count(table, "| 25 % |"); n != 2 {
+		t.Errorf("the equal-load table has %d rows at 25 %%, want ours only (2):\n%s", n, table)
+	}
+}

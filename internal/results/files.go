@@ -100,6 +100,7 @@ func FromRun(plan *scenario.Plan, run scenario.Run) record.Record {
 		InFlight: run.InFlight, Topology: run.TopologyText(),
 		HTTPVersion: run.HTTPVersion, Encoding: run.Encoding,
 		RequestsPerConnection: run.RequestsPerConnection,
+		Compression:           run.Compression,
 		Flags:                 []string{},
 	}
 }

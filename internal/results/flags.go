@@ -27,19 +27,27 @@ const (
 
 // flagOrder is the order flags print in: the ones that invalidate a number first.
 var flagOrder = map[string]int{
-	record.FlagFailed: 0, record.FlagErrors: 1, record.FlagRateNotMet: 2, record.FlagClientBound: 3, record.FlagThrottled: 4, record.FlagUnsaturated: 5, record.FlagBusyHost: 6, record.FlagNoisy: 7,
+	record.FlagFailed: 0, record.FlagErrors: 1, record.FlagCountMismatch: 2, record.FlagRateNotMet: 3, record.FlagClientBound: 4, record.FlagClientLatency: 5, record.FlagThrottled: 6, record.FlagUnsaturated: 7, record.FlagBusyHost: 8, record.FlagNoisy: 9,
+	record.FlagSMTShared: 10, record.FlagMixedCores: 11, record.FlagClockDrop: 12,
 }
 
-// ApplyFlags sets the flags that follow from the records themselves: errors and rate-not-met
-// from each record's own fields, noisy across the repeats of one step, target and tool. It
-// recomputes those three, so calling it again after more repeats arrive is safe, and it keeps
+// ApplyFlags sets the flags that follow from the records themselves: errors, rate-not-met and
+// client-latency from each record's own fields, noisy across the repeats of one step, target
+// and tool. It recomputes those, so calling it again after more repeats arrive is safe, and it keeps
 // the flags the runner sets from Prometheus (client-bound, throttled) and failed untouched.
 func ApplyFlags(recs []record.Record) {
+	drops := clockDrops(recs)
 	for i := range recs {
 		r := &recs[i]
-		r.Flags = without(r.Flags, record.FlagErrors, record.FlagRateNotMet, record.FlagNoisy, record.FlagUnsaturated, record.FlagBusyHost)
+		r.Flags = without(r.Flags, record.FlagErrors, record.FlagRateNotMet, record.FlagNoisy, record.FlagUnsaturated, record.FlagBusyHost, record.FlagClientLatency, record.FlagClockDrop)
 		if !r.Valid() {
 			continue
+		}
+		if record.ClientLatency(*r) {
+			r.Flags = append(r.Flags, record.FlagClientLatency)
+		}
+		if drops[i] {
+			r.Flags = append(r.Flags, record.FlagClockDrop)
 		}
 		if BusyHost(*r) {
 			r.Flags = append(r.Flags, record.FlagBusyHost)

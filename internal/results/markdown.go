@@ -32,6 +32,7 @@ func writeSummary(w io.Writer, plan *scenario.Plan, recs []record.Record, links 
 	// The legend sits right under the table whose Flags column it explains.
 	writeFlagNotes(&b, s)
 	writeRatios(&b, s)
+	writeWork(&b, s)
 	writeEqualLoad(&b, recs, s)
 	writeTopologies(&b, s)
 	writeSweeps(&b, s)
@@ -64,6 +65,9 @@ func writeHeader(b *bytes.Buffer, plan *scenario.Plan, recs []record.Record) {
 	l := plan.Layout
 	fmt.Fprintf(b, "- Host: %d cores; server cpuset %s, client cpuset %s, observability cpuset %s%s\n",
 		l.Cores, l.ServerCPUSet, l.ClientCPUSet, l.ObservabilityCPUSet, StackPlaces(recs))
+	if l.FromHost() {
+		fmt.Fprintf(b, "- CPU layout: %s\n", l.Reason)
+	}
 	if plan.Options.Quick {
 		fmt.Fprintf(b, "- Quick mode: runs cut to %s and one repeat; not for quoting\n", scenario.QuickBudget)
 	}
@@ -147,8 +151,8 @@ func writeRatios(b *bytes.Buffer, s *Summary) {
 			fl = "**" + fl + "**"
 		}
 		fmt.Fprintf(b, "| %s | %s | %s / %s | %s | %s | %s | %s | %s |\n", r.Step, r.Tool, r.Target, r.Baseline,
-			fmtRatioLabelled(r.ThroughputPaired, r.ThroughputPairedCI), fmtRatioLabelled(r.Throughput, r.ThroughputCI),
-			fmtRatioLabelled(r.P99Paired, r.P99PairedCI), fmtRatioLabelled(r.P99, r.P99CI), fl)
+			r.RatioCell(r.ThroughputPaired, r.ThroughputPairedCI), r.RatioCell(r.Throughput, r.ThroughputCI),
+			r.RatioCell(r.P99Paired, r.P99PairedCI), r.RatioCell(r.P99, r.P99CI), fl)
 	}
 	b.WriteString("\n")
 	if flagged > 0 {
@@ -259,8 +263,10 @@ func perCore(v float64, cores int, unit string) string {
 var flagMeanings = []struct{ flag, meaning string }{
 	{record.FlagFailed, "the run produced no measurement (see the record's error)"},
 	{record.FlagErrors, fmt.Sprintf("more than %.0f %% of requests failed", ErrorFractionMax*100)},
+	{record.FlagCountMismatch, "the tool's successful requests and the server's own OK count (server_ok, read from its /metrics around the tool) differ by more than the requests in flight: the tool counted errors as successes, or could not decode replies (the record's server_count says by how much)"},
 	{record.FlagRateNotMet, fmt.Sprintf("achieved throughput below %.0f %% of the target rate", RateMetMin*100)},
 	{record.FlagClientBound, "the load generator's container was near its CPU cap, so the server may have had more to give"},
+	{record.FlagClientLatency, fmt.Sprintf("open model: the client's own scheduling lag (from a request's intended send time to its actual send: the generator late, or every connection busy) reached %.0f %% of the reported p99 at its own p99, so that much of the tail may be the client's (scheduler_lag_ms beside latency_ms)", record.ClientLatencyFraction*100)},
 	{record.FlagThrottled, "the server's cgroup was CFS-throttled during the run"},
 	{record.FlagUnsaturated, fmt.Sprintf("closed loop with neither the server nor the load tool at %d %% of its CPU cap, and the server's cores (where measured) busy less than that (user, system, softirq and irq, less the observability stack's CPU): the figure is round-trip latency times the requests in flight, not either side's capacity", SaturatedPercent)},
 	{record.FlagBusyHost, fmt.Sprintf("processes other than the run's own (its server, tool and observability containers) used %d %% or more of the server's or the tool's cores during the window: the machine was not quiet", BusyHostPercent)},
@@ -268,7 +274,11 @@ var flagMeanings = []struct{ flag, meaning string }{
 	{record.FlagNoisy, fmt.Sprintf("throughput CV across repeats above %.0f %%", NoisyCVMax*100)},
 	{record.FlagSharedCores, "server and load tool ran on one machine without disjoint cpusets (a single-node swarm: swarm has no cpuset), so they competed for the same cores within their CPU quotas"},
 	{record.FlagLateStart, "a load generator sharing the step with others on other client nodes was ready only after their shared start, and started later than they did (client_parts: start_late_s)"},
+	{record.FlagSMTShared, legendSMTShared},
+	{record.FlagMixedCores, legendMixedCores},
+	{record.FlagClockDrop, legendClockDrop},
 	{record.FlagPartsApart, fmt.Sprintf("the load generators sharing the step did not measure one window (their starts or ends more than %.0f %% of the window apart): the throughput is their total over the union of their windows, below what they offered together", record.PartsApartFraction*100)},
+	{record.FlagEncodingMismatch, "the server counted replies in another encoding than the step's compression (reply_encoding beside compression): the run did other work than its step says"},
 }
 
 func writeFlagNotes(b *bytes.Buffer, s *Summary) {

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/protobench/protobench/internal/scenario"
@@ -22,6 +23,19 @@ type FigureRow struct {
 	// gains means little near 0. Judge turns Ours, CI and the figure's value into a verdict.
 	Versus *Group
 	CI     stats.Interval
+	// Picked is how many configurations `at: max` chose ours from (0 or 1: none). The largest of
+	// k medians is biased upward, so its verdict needs an interval that covers 1 − 5 %/k
+	// (Bonferroni over the k it could have been): Need.
+	Picked int
+}
+
+// Need is the coverage the row's interval must reach for a verdict: CILevel, or CILevel
+// adjusted by Bonferroni over the configurations `at: max` picked ours from.
+func (r FigureRow) Need() float64 {
+	if r.Picked > 1 {
+		return 1 - (1-CILevel)/float64(r.Picked)
+	}
+	return CILevel
 }
 
 // VerdictText says the row's verdict (Judge) in words; "" for a figure not compared (not measured here,
@@ -34,7 +48,11 @@ func (r FigureRow) VerdictText() string {
 	if isGain(r.Figure) {
 		what = "gain"
 	}
-	return VerdictText(r.Ours, r.Figure.Value, r.CI, what)
+	text := VerdictTextAt(r.Ours, r.Figure.Value, r.CI, what, r.Need())
+	if r.Picked > 1 {
+		text += fmt.Sprintf(" (ours is the largest of %d configurations, so the interval must cover %.1f %%: Bonferroni over the %d)", r.Picked, 100*r.Need(), r.Picked)
+	}
+	return text
 }
 
 // published sets each figure beside the matching group of ours.
@@ -51,7 +69,7 @@ func published(plan *scenario.Plan, groups []*Group) []FigureRow {
 			rows = append(rows, base)
 			continue
 		}
-		matches := figureGroups(plan, groups, fig)
+		matches, picked := figureGroups(plan, groups, fig)
 		if len(matches) == 0 {
 			rows = append(rows, base)
 			continue
@@ -59,6 +77,7 @@ func published(plan *scenario.Plan, groups []*Group) []FigureRow {
 		for _, g := range matches {
 			row := base
 			row.Group = g
+			row.Picked = picked
 			if isGain(fig) {
 				if row.Versus = versusGroup(plan, groups, g, fig); row.Versus != nil {
 					row.Ours, row.CI = throughputGain(g, row.Versus)
@@ -66,7 +85,7 @@ func published(plan *scenario.Plan, groups []*Group) []FigureRow {
 				rows = append(rows, row)
 				continue
 			}
-			if v, ci := medianFigure(g, fig); !math.IsNaN(v) {
+			if v, ci := medianFigure(g, fig, row.Need()); !math.IsNaN(v) {
 				row.Ours, row.CI = v, ci
 				if fig.Value != 0 {
 					row.Ratio = row.Ours / fig.Value
@@ -88,20 +107,21 @@ func published(plan *scenario.Plan, groups []*Group) []FigureRow {
 
 // medianFigure is the median of g's repeats of the figure's metric, in the figure's unit, with
 // its exact order-statistic interval.
-func medianFigure(g *Group, fig scenario.Figure) (float64, stats.Interval) {
+func medianFigure(g *Group, fig scenario.Figure, level float64) (float64, stats.Interval) {
 	xs := g.values(fig.Metric)
 	for i := range xs {
 		xs[i] = fig.InUnit(xs[i])
 	}
-	return stats.Median(xs), stats.MedianCI(xs, CILevel)
+	return stats.Median(xs), stats.MedianCI(xs, level)
 }
 
 // figureGroups finds the groups a figure compares with: its step, target and tool (the step's
 // primary tool by default), the variants its match selects, narrowed to one by at: max or knee.
-func figureGroups(plan *scenario.Plan, groups []*Group, fig scenario.Figure) []*Group {
+// picked is how many variants at: max chose from (0 otherwise).
+func figureGroups(plan *scenario.Plan, groups []*Group, fig scenario.Figure) (out []*Group, picked int) {
 	st := stepOf(plan, fig.Step)
 	if st == nil {
-		return nil
+		return nil, 0
 	}
 	tool := fig.Tool
 	if tool == "" {
@@ -115,7 +135,6 @@ func figureGroups(plan *scenario.Plan, groups []*Group, fig scenario.Figure) []*
 			}
 		}
 	}
-	var out []*Group
 	for _, g := range groups {
 		if g.BaseStep != st.Name || g.Target != fig.Target || g.Tool != tool || g.Throughput.N == 0 {
 			continue
@@ -134,14 +153,14 @@ func figureGroups(plan *scenario.Plan, groups []*Group, fig scenario.Figure) []*
 			}
 		}
 		if best == nil {
-			return nil
+			return nil, 0
 		}
-		return []*Group{best}
+		return []*Group{best}, len(out)
 	case scenario.AtKnee:
 		if k := kneeGroup(out, st.Name, fig.Target, tool, st.KneeP99Ms); k != nil {
-			return []*Group{k}
+			return []*Group{k}, 0
 		}
-		return nil
+		return nil, 0
 	}
-	return out
+	return out, 0
 }

@@ -1,6 +1,9 @@
 package results
 
 import (
+	"math"
+
+	"github.com/protobench/protobench/internal/parity"
 	"github.com/protobench/protobench/internal/scenario"
 	"github.com/protobench/protobench/internal/stats"
 )
@@ -23,6 +26,10 @@ type RatioRow struct {
 	Flags       []FlagCount
 	Runs        int
 	Group, Base *Group
+	// Unequal is "unequal-work: <what differs>" where the two targets' runs did different
+	// work (internal/parity): the row then has no ratio at all, since it would not compare
+	// the targets alone.
+	Unequal string
 }
 
 // Flagged says whether any run beneath the ratio carries a flag.
@@ -67,10 +74,29 @@ func ratios(plan *scenario.Plan, groups []*Group) []RatioRow {
 			num, den = pairedValues(g, base, scenario.MetricLatencyP99Ms)
 			row.P99Paired, row.P99PairedCI = stats.PairedRatio(num, den, CILevel)
 			row.Flags, row.Runs = mergeFlags(g, base), g.Runs+base.Runs
+			if row.Unequal = parity.Unequal(g.valid, base.valid); row.Unequal != "" {
+				row.withhold()
+			}
 			rows = append(rows, row)
 		}
 	}
 	return rows
+}
+
+// withhold drops every figure of a row whose sides did unequal work: no renderer can then
+// print a ratio, only its Unequal text.
+func (r *RatioRow) withhold() {
+	nan := math.NaN()
+	r.Throughput, r.P99, r.ThroughputPaired, r.P99Paired = nan, nan, nan, nan
+	r.ThroughputCI, r.P99CI, r.ThroughputPairedCI, r.P99PairedCI = stats.Interval{}, stats.Interval{}, stats.Interval{}, stats.Interval{}
+}
+
+// RatioCell is a row's ratio as the reports print it, or its Unequal text.
+func (r RatioRow) RatioCell(v float64, iv stats.Interval) string {
+	if r.Unequal != "" {
+		return r.Unequal
+	}
+	return fmtRatioLabelled(v, iv)
 }
 
 // pairedValues matches the two groups' valid runs by repeat: the runs of one repeat ran one

@@ -533,7 +533,7 @@ func TestEqualLoad(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"- **Latency at equal load** ([table](#latency-at-equal-load)): at 250/s p99 rest 8 ms, grpc 4 ms; at 500/s p99 rest 16 ms, grpc 8 ms",
+		"- **Latency at equal load** ([table](#latency-at-equal-load)): at 250/s p99 rest / grpc 2.00× (2.00–2.00; paired t on logs, 95.0 % at n=3 pairs) (medians 8 ms and 4 ms); at 500/s p99 rest / grpc 2.00× (2.00–2.00; paired t on logs, 95.0 % at n=3 pairs) (medians 16 ms and 8 ms)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
@@ -555,5 +555,23 @@ func TestBusyHostLine(t *testing.T) {
 	got := BusyHostLine([]record.Record{quiet, busy, {Error: "x", ClientCores: busy.ClientCores}})
 	if !strings.HasPrefix(got, "1 of 2 runs are busy-host") || !strings.Contains(got, "up to 48 %") {
 		t.Errorf("BusyHostLine = %q", got)
+	}
+}
+
+// TestWhyOnlyWhenItHolds: the answer's CPU sentence says throughput follows the inverse of the
+// CPU per request only when neither target's runs were unsaturated or client-bound; otherwise it
+// names the runs that break the condition.
+func TestWhyOnlyWhenItHolds(t *testing.T) {
+	full := &Group{Target: "grpc"}
+	idle := &Group{Target: "rest", Flags: []FlagCount{{record.FlagUnsaturated, 2}}}
+	bound := &Group{Target: "rest", Flags: []FlagCount{{record.FlagClientBound, 1}}}
+	if got := cpuReading(full, &Group{Target: "rest"}); !strings.Contains(got, "throughput follows its inverse") {
+		t.Errorf("both full: %q", got)
+	}
+	for _, g := range []*Group{idle, bound} {
+		got := cpuReading(full, g)
+		if strings.Contains(got, "follows its inverse.") || !strings.Contains(got, g.Flags[0].Flag+" runs of rest") {
+			t.Errorf("%s: %q", g.Flags[0].Flag, got)
+		}
 	}
 }

@@ -36,19 +36,25 @@ var aaTested = map[string]bool{stats.MethodOrderStats: true, stats.MethodPairedL
 // verdictGrade says whether an interval may give a verdict: its real coverage reaches CILevel
 // (an order-statistic interval of the median does from n = 6; a t interval claims CILevel at
 // any n ≥ 2) and its method has an A/A test.
-func verdictGrade(ci stats.Interval) bool {
-	return ci.OK && ci.Coverage >= CILevel-1e-9 && aaTested[ci.Method]
+func verdictGrade(ci stats.Interval, need float64) bool {
+	return ci.OK && ci.Coverage >= need-1e-9 && aaTested[ci.Method]
 }
 
 // Judge sets a published value beside ours (the median of our repeats, or a gain) and the
 // interval around ours.
 func Judge(ours, published float64, ci stats.Interval) Verdict {
+	return JudgeAt(ours, published, ci, CILevel)
+}
+
+// JudgeAt is Judge with the coverage a verdict needs (above CILevel where ours was picked as
+// the largest of several).
+func JudgeAt(ours, published float64, ci stats.Interval, need float64) Verdict {
 	switch {
 	case math.IsNaN(ours):
 		return VerdictNoValue
 	case !ci.OK:
 		return VerdictNoInterval
-	case !verdictGrade(ci):
+	case !verdictGrade(ci, need):
 		return VerdictWithheld
 	case ci.Contains(published):
 		return VerdictConsistent
@@ -63,8 +69,13 @@ func Judge(ours, published float64, ci stats.Interval) Verdict {
 // ([x(2),x(9)], 97.9 % at n=10)", or "no verdict: our interval of the median ([min,max], 75.0 %
 // at n=3) covers less than the 95 % a verdict needs; the published value lies outside it".
 func VerdictText(ours, published float64, ci stats.Interval, what string) string {
+	return VerdictTextAt(ours, published, ci, what, CILevel)
+}
+
+// VerdictTextAt is VerdictText with the coverage a verdict needs.
+func VerdictTextAt(ours, published float64, ci stats.Interval, what string, need float64) string {
 	of := "our interval of the " + what + " (" + ci.Label() + ")"
-	switch Judge(ours, published, ci) {
+	switch JudgeAt(ours, published, ci, need) {
 	case VerdictNoValue:
 		return "no value of ours"
 	case VerdictNoInterval:
@@ -77,7 +88,7 @@ func VerdictText(ours, published float64, ci stats.Interval, what string) string
 		if ci.Contains(published) {
 			where = "inside"
 		}
-		why := fmt.Sprintf("covers less than the %.0f %% a verdict needs", 100*CILevel)
+		why := fmt.Sprintf("covers less than the %.4g %% a verdict needs", 100*need)
 		if !aaTested[ci.Method] {
 			why = "has no A/A test of its false alarms"
 		}

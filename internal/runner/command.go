@@ -53,6 +53,7 @@ func parseRunFlagsSet(args []string, stderr io.Writer) (Options, map[string]bool
 	fs.BoolVar(&o.KeepUp, "keep-up", false, "leave Prometheus and Grafana running afterwards")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "print the plan and the commands; start nothing")
 	fs.StringVar(&o.Resume, "resume", "", "results folder of an interrupted run to continue")
+	fs.BoolVar(&o.ForceLayout, "force-layout", false, "keep the scenario's layout cpusets even where they put server and client on SMT siblings of one physical core (every record is then flagged smt-shared)")
 	addStackFlags(fs, &o.Project, &o.Docker)
 	fs.StringVar(&o.Engine, "engine", EngineCompose, "what runs the containers: compose (this machine) or swarm (the Docker Swarm the docker CLI points at; nodes labelled protobench.role=server|client|monitor)")
 	fs.BoolVar(&o.Publish, "publish", os.Getenv("PROTOBENCH_PROMETHEUS_PORT") != "" || os.Getenv("PROTOBENCH_GRAFANA_PORT") != "",

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/protobench/protobench/internal/compose"
 	"github.com/protobench/protobench/internal/engine"
 	"github.com/protobench/protobench/internal/images"
 	"github.com/protobench/protobench/internal/measure"
@@ -62,9 +61,9 @@ func (f *fakeEngine) Remove(_ context.Context, service string) error {
 	f.call("remove %s", service)
 	return nil
 }
-func (f *fakeEngine) Inspect(_ context.Context, id string) (compose.ContainerState, error) {
+func (f *fakeEngine) Inspect(_ context.Context, id string) (engine.ContainerState, error) {
 	f.call("inspect %s", id)
-	return compose.ContainerState{ID: id, Status: "exited", ExitCode: 2}, nil
+	return engine.ContainerState{ID: id, Status: "exited", ExitCode: 2}, nil
 }
 func (f *fakeEngine) Logs(_ context.Context, id string) ([]byte, error) {
 	f.call("logs %s", id)
@@ -118,7 +117,7 @@ func TestStepThroughTheEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	sr := &stepRunner{eng: eng, m: &measure.Measurer{Meter: measure.None{}, Log: t.Logf}, scenario: "fake-engine", runID: "r1",
-		resultDir: dir, rawMount: "/raw", project: "pbfake", log: t.Logf, labels: map[string]string{"PROTOBENCH_LABEL_RUN_ID": "r1"}}
+		resultDir: dir, rawMount: "/raw", project: "pbfake", log: t.Logf}
 	rec := sr.run(context.Background(), plan, plan.Runs[0])
 	want := []string{"recreate grpc", "healthy grpc", "run loadgen pbfake-loadgen", "logs id-grpc", "inspect id-grpc", "remove grpc"}
 	if !slices.Equal(eng.calls, want) {

@@ -11,7 +11,9 @@ import (
 // resolveRate gives a latency-at-equal-load run (scenario rate_from) its rate: LoadPercent % of
 // the capacity the slowest of the step's targets reached in its capacity step, measured earlier
 // in this run by the same tool. Every target of the step gets the same rate because each run
-// looks at the same capacity records, which all precede the step.
+// looks at the same capacity records, which all precede the step. A tool that did not run the
+// capacity step (a cross-check tool such as k6 witnessing our generator's equal-load runs) takes
+// the capacity our generator measured there (else any tool's), so that it offers the same rates.
 func resolveRate(recs []record.Record, plan *scenario.Plan, r scenario.Run) (scenario.Run, float64, error) {
 	if r.CapacityStep == "" || r.Rate > 0 {
 		return r, 0, nil
@@ -23,7 +25,14 @@ func resolveRate(recs []record.Record, plan *scenario.Plan, r scenario.Run) (sce
 	if len(targets) == 0 {
 		targets = []string{r.Target}
 	}
-	caps, err := equalload.Capacities(recs, r.CapacityStep, r.Tool, targets)
+	tool := r.Tool
+	if !measuredBy(recs, r.CapacityStep, tool) {
+		tool = equalload.Primary
+		if !measuredBy(recs, r.CapacityStep, tool) {
+			tool = ""
+		}
+	}
+	caps, err := equalload.Capacities(recs, r.CapacityStep, tool, targets)
 	if err != nil {
 		return r, 0, fmt.Errorf("rate_from: %w", err)
 	}
@@ -33,4 +42,14 @@ func resolveRate(recs []record.Record, plan *scenario.Plan, r scenario.Run) (sce
 	}
 	r.Rate = rate
 	return r, slowest.RPS, nil
+}
+
+// measuredBy reports whether tool ran step in recs.
+func measuredBy(recs []record.Record, step, tool string) bool {
+	for _, rec := range recs {
+		if rec.Step == step && rec.Tool == tool {
+			return true
+		}
+	}
+	return false
 }

@@ -1,16 +1,19 @@
 package runner
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/protobench/protobench/internal/compose"
 	"github.com/protobench/protobench/internal/engine"
+	"github.com/protobench/protobench/internal/hostclock"
 	"github.com/protobench/protobench/internal/hostinfo"
 	"github.com/protobench/protobench/internal/hostspeed"
 	"github.com/protobench/protobench/internal/images"
@@ -19,6 +22,7 @@ import (
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/scenario"
+	"github.com/protobench/protobench/internal/stepinfo"
 	"github.com/protobench/protobench/internal/tool"
 )
 
@@ -35,9 +39,13 @@ type environment struct {
 	previous       *RunInfo // run.json of the folder a resume continues
 	// timing, when set, receives how long the runs took against their plan.
 	timing *runTiming
+	// preflight is what the pre-flight check said, one line each, for run.json.
+	preflight []string
 	// measureHost, when set, takes the host speed index (nil on an engine whose server cores
 	// are not this host's, engine.Capabilities.HostCores).
 	measureHost func() (hostspeed.Sample, error)
+	// lockFolder, when set, takes a new results folder's lock (a resumed one's is held already).
+	lockFolder func(dir string) error
 }
 
 // session is one execution of a plan into one results folder: the records so far and run.json.
@@ -53,6 +61,8 @@ type session struct {
 	absRaw string
 	// resumeIndex is this session's entry in info.Resumes, or -1 for the first session.
 	resumeIndex int
+	// answered: the answer was printed once the headline step's runs were done.
+	answered bool
 }
 
 // execute runs a plan in an environment whose images exist, and returns the results folder.
@@ -68,7 +78,12 @@ func execute(ctx context.Context, opts Options, plan *scenario.Plan, env *enviro
 	if err != nil {
 		return s.finish(ctx, err)
 	}
-	return s.finish(ctx, s.runAll(ctx, s.stepRunner(pc)))
+	if err := s.sampleHostSpeed(); err != nil {
+		return s.finish(ctx, err)
+	}
+	sr := s.stepRunner(pc)
+	defer sr.m.Clock.Stop()
+	return s.finish(ctx, s.runAll(ctx, sr))
 }
 
 // openSession makes (or, to resume, reads) the results folder and writes run.json's start.
@@ -80,6 +95,11 @@ func openSession(ctx context.Context, opts Options, plan *scenario.Plan, env *en
 		s.dir = filepath.Join(opts.OutDir, resultsDirName(now, sc.Name))
 		if err := os.Mkdir(s.dir, 0o755); err != nil {
 			return &session{}, fmt.Errorf("results folder: %w", err)
+		}
+		if env.lockFolder != nil {
+			if err := env.lockFolder(s.dir); err != nil {
+				return &session{}, err
+			}
 		}
 	} else {
 		var err error
@@ -104,8 +124,9 @@ func openSession(ctx context.Context, opts Options, plan *scenario.Plan, env *en
 		Host:           hostinfo.Collect(ctx, opts.RepoRoot),
 		ComposeVersion: env.composeVersion, Images: env.images.Sorted(), Layout: plan.Layout,
 		ServerKnobs: map[string]any{}, Notes: plan.Notes,
-		PrometheusURL: env.prometheusURL, GrafanaURL: env.grafanaURL,
+		PrometheusURL: redactURL(env.prometheusURL), GrafanaURL: env.grafanaURL,
 		ComposeProject: opts.Project, PlanFlags: &pf, Engine: env.engine.Capabilities().Name,
+		Preflight: env.preflight,
 	}
 	s.info.Host.ComposeVersion = env.composeVersion
 	for _, r := range plan.Runs {
@@ -122,19 +143,23 @@ func openSession(ctx context.Context, opts Options, plan *scenario.Plan, env *en
 	if err := writeJSON(filepath.Join(s.dir, results.RunFile), s.info); err != nil {
 		return s, err
 	}
-	if env.measureHost != nil && env.previous == nil {
-		// Before the observability stack starts, so that nothing of ours runs on the cores.
-		s.info.HostSpeed = &hostspeed.Record{Method: hostspeed.Method, ServerCPUSet: plan.Layout.ServerCPUSet, ClientCPUSet: plan.Layout.ClientCPUSet}
-		if hs, err := env.measureHost(); err != nil {
-			s.info.HostSpeed.Error = err.Error()
-		} else {
-			s.info.HostSpeed.Start = &hs
-		}
-		if err := writeJSON(filepath.Join(s.dir, results.RunFile), s.info); err != nil {
-			return s, err
-		}
-	}
 	return s, nil
+}
+
+// sampleHostSpeed takes the host speed index at the start of a first session. It is taken with
+// the observability stack up, as the end sample is, so that the drift compare reads between the
+// two is the machine's and not the stack's own cost on the cores (issue 38).
+func (s *session) sampleHostSpeed() error {
+	if s.env.measureHost == nil || s.env.previous != nil {
+		return nil
+	}
+	s.info.HostSpeed = &hostspeed.Record{Method: hostspeed.Method, ServerCPUSet: s.plan.Layout.ServerCPUSet, ClientCPUSet: s.plan.Layout.ClientCPUSet}
+	if hs, err := s.env.measureHost(); err != nil {
+		s.info.HostSpeed.Error = err.Error()
+	} else {
+		s.info.HostSpeed.Start = &hs
+	}
+	return writeJSON(filepath.Join(s.dir, results.RunFile), s.info)
 }
 
 // writeInfo writes run.json with this session's end.
@@ -159,9 +184,12 @@ func (s *session) finish(ctx context.Context, runErr error) (string, error) {
 		}
 	}
 	if s.env.previous == nil {
-		if d := s.env.engine.Describe(ctx); d.Swarm != nil {
-			s.info.Swarm = d.Swarm
+		if err := s.describeEngine(ctx); err != nil && runErr == nil {
+			runErr = err
 		}
+	}
+	if err := dropTLSKey(s.dir, s.info.TLS); err != nil {
+		fmt.Fprintf(s.opts.Stderr, "protobench: warning: deleting the TLS key: %v\n", err)
 	}
 	if err := s.writeInfo(); err != nil && runErr == nil {
 		runErr = err
@@ -182,20 +210,37 @@ func (s *session) finish(ctx context.Context, runErr error) (string, error) {
 	return s.dir, runErr
 }
 
+// describeEngine puts the engine's own account of the run (engine.Description.Detail) into
+// run.json, as the engine marshals it.
+func (s *session) describeEngine(ctx context.Context) error {
+	d := s.env.engine.Describe(ctx)
+	if d.Detail == nil {
+		return nil
+	}
+	b, err := json.Marshal(d.Detail)
+	if err != nil {
+		return fmt.Errorf("run.json: the engine's description: %w", err)
+	}
+	s.info.Swarm = b
+	return nil
+}
+
 // startStack starts the observability stack (with the run's certificates when a step is TLS),
 // finds Prometheus and waits until it is ready and has scraped cAdvisor.
 func (s *session) startStack(ctx context.Context) (*prom.Client, error) {
 	upEnv := map[string]string{"PROTOBENCH_RAW_DIR": s.absRaw, "PROTOBENCH_OBS_CPUSET": s.plan.Layout.ObservabilityCPUSet}
-	tlsInfo, tlsEnv, err := prepareTLS(s.dir, s.plan)
+	owner, err := keyOwner(s.env.imageEnv[compose.ServerUserEnv])
+	if err != nil {
+		return nil, err
+	}
+	tlsInfo, tlsEnv, err := prepareTLS(s.dir, s.plan, s.info.TLS, owner)
 	if err != nil {
 		return nil, fmt.Errorf("TLS certificates: %w", err)
 	}
 	for k, v := range tlsEnv {
 		upEnv[k] = v
 	}
-	if tlsInfo != nil && s.info.TLS == nil {
-		s.info.TLS = tlsInfo
-	}
+	s.info.TLS = tlsInfo
 	for k, v := range s.env.imageEnv {
 		upEnv[k] = v
 	}
@@ -209,14 +254,14 @@ func (s *session) startStack(ctx context.Context) (*prom.Client, error) {
 	}
 	s.env.prometheusURL, s.env.grafanaURL = p, g
 	if s.env.previous == nil {
-		s.info.PrometheusURL, s.info.GrafanaURL = p, g
+		s.info.PrometheusURL, s.info.GrafanaURL = redactURL(p), g
 	}
 	pc := prom.New(s.env.prometheusURL)
 	readyCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	err = pc.Ready(readyCtx)
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("Prometheus at %s: %w", s.env.prometheusURL, err)
+		return nil, fmt.Errorf("Prometheus at %s: %w", redactURL(s.env.prometheusURL), err)
 	}
 	if err := waitScraped(ctx, pc, "cadvisor", 60*time.Second); err != nil && ctx.Err() == nil {
 		// The run still measures throughput and latency; only the server's CPU and memory
@@ -236,17 +281,17 @@ func (s *session) stepRunner(pc *prom.Client) *stepRunner {
 	if caps.PinsCores {
 		m.Placer, m.Layout, m.Observability = s.env.engine, s.plan.Layout, s.env.observability
 	}
-	return &stepRunner{
-		eng: s.env.engine, m: m, scenario: s.plan.Scenario.Name, runID: s.info.RunID,
-		missingTools: missingTools(s.env.images),
-		resultDir:    s.dir, rawMount: "/raw", promURL: "http://prometheus:9090",
-		project: s.opts.Project, log: log,
+	if caps.HostCores {
+		// The sysfs fallback for the cores' clock; a host without cpufreq has none to sample.
+		cpus, _ := scenario.ParseCPUSet(s.plan.Layout.ServerCPUSet + "," + s.plan.Layout.ClientCPUSet)
+		m.Clock, _ = hostclock.StartSampler("/", cpus, time.Second)
 	}
+	return newStepRunner(s.opts, s.plan, stepSetup{eng: s.env.engine, m: m, steps: stepinfo.New(s.env.prometheusURL, log),
+		runID: s.info.RunID, resultDir: s.dir, promURL: "http://prometheus:9090", missing: missingTools(s.env.images)})
 }
 
 // runAll runs every planned run the folder does not hold yet, writing the records after each.
 func (s *session) runAll(ctx context.Context, sr *stepRunner) error {
-	steps := trackSteps(sr, s.env.prometheusURL)
 	prog := &progress{w: s.opts.Stdout, start: time.Now(), total: len(s.plan.Runs), estimate: s.plan.TotalDuration}
 	if s.env.timing != nil {
 		s.env.timing.start = time.Now()
@@ -264,12 +309,13 @@ func (s *session) runAll(ctx context.Context, sr *stepRunner) error {
 		if s.env.timing != nil {
 			s.env.timing.add(r, i == len(s.plan.Runs)-1)
 		}
-		r, err := s.one(ctx, steps, r)
+		r, err := s.one(ctx, sr, r)
 		if err != nil {
 			return err
 		}
 		prog.result(s.recs[len(s.recs)-1])
 		prog.finish(r)
+		s.answerIfHeadlineDone(i)
 		if lost := s.env.engine.Lost(); lost != nil {
 			return fmt.Errorf("Docker stopped answering (%v): the run stops here; the %d records measured are kept", lost, len(s.recs))
 		}
@@ -288,19 +334,25 @@ func (s *session) runAll(ctx context.Context, sr *stepRunner) error {
 // one runs r (with its rate resolved, for a latency-at-equal-load run), flags the records and
 // writes them, so an interrupted run keeps what it measured and --resume can pick up from here.
 // It returns the run as it ran.
-func (s *session) one(ctx context.Context, steps *stepTracking, r scenario.Run) (scenario.Run, error) {
+func (s *session) one(ctx context.Context, sr *stepRunner, r scenario.Run) (scenario.Run, error) {
 	var rec record.Record
 	if rr, capacity, err := resolveRate(s.recs, s.plan, r); err != nil {
 		rec = results.FromRun(s.plan, r)
 		rec.Error, rec.Flags = err.Error(), []string{record.FlagFailed}
 	} else {
 		r = rr
-		rec = steps.run(ctx, s.plan, r)
+		rec = sr.run(ctx, s.plan, r)
 		if capacity > 0 {
 			rec.CapacityRPS = capacity
 		}
 	}
 	s.env.engine.Annotate(&rec)
+	if rec.Valid() && s.env.engine.Capabilities().PinsCores {
+		// The layout's own flags (smt-shared, mixed-cores) hold for every run it placed.
+		for _, f := range s.plan.Layout.Flags {
+			rec.AddFlag(f)
+		}
+	}
 	if ctx.Err() != nil && rec.Error == "" {
 		// A signal between the tool's end and the CPU reading leaves the figures
 		// incomplete: the run is kept, but not counted as done.
@@ -370,12 +422,12 @@ func missingTools(set images.Set) map[string]string {
 	return out
 }
 
-// writeRecords replaces results.json with recs, in the results package's format (missing
-// figures as null).
-func writeRecords(dir string, recs []record.Record) error {
-	var buf bytes.Buffer
-	if err := results.WriteJSON(&buf, recs); err != nil {
-		return err
+// redactURL hides the password a URL carries (a swarm Prometheus published on another node
+// asks for one made for the run): run.json and errors keep the address only.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
 	}
-	return results.WriteFileAtomic(filepath.Join(dir, results.JSONFile), buf.Bytes())
+	return u.Redacted()
 }

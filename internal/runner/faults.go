@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/protobench/protobench/internal/compose"
+	"github.com/protobench/protobench/internal/engine"
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/scenario"
@@ -43,11 +43,11 @@ func (s *stepRunner) diagnoseServer(ctx context.Context, rec *record.Record, r s
 		fault += "; " + rec.Error
 	}
 	rec.Error = fault
-	rec.Flags = appendFlag(rec.Flags, FlagServerFault)
+	rec.AddFlag(FlagServerFault)
 }
 
 // serverFault describes what went wrong with a server container, or "" when nothing did.
-func serverFault(st compose.ContainerState, service string) string {
+func serverFault(st engine.ContainerState, service string) string {
 	switch {
 	case st.OOMKilled:
 		if st.MemoryLimit > 0 {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/protobench/protobench/internal/compose"
+	"github.com/protobench/protobench/internal/engine"
 	"github.com/protobench/protobench/internal/scenario"
 )
 
@@ -61,13 +61,13 @@ func TestCheckResumeRefusesOtherScenarioOrFlags(t *testing.T) {
 
 func TestServerFaultNamesTheCause(t *testing.T) {
 	tests := []struct {
-		st   compose.ContainerState
+		st   engine.ContainerState
 		want string
 	}{
-		{compose.ContainerState{Status: "exited", OOMKilled: true, ExitCode: 137, MemoryLimit: 48 << 20}, "server grpc OOM-killed at its 48 MiB cap"},
-		{compose.ContainerState{Status: "exited", ExitCode: 2}, "server grpc exited with code 2"},
-		{compose.ContainerState{Status: "running", RestartCount: 1}, "server grpc restarted 1 times"},
-		{compose.ContainerState{Status: "running"}, ""},
+		{engine.ContainerState{Status: "exited", OOMKilled: true, ExitCode: 137, MemoryLimit: 48 << 20}, "server grpc OOM-killed at its 48 MiB cap"},
+		{engine.ContainerState{Status: "exited", ExitCode: 2}, "server grpc exited with code 2"},
+		{engine.ContainerState{Status: "running", RestartCount: 1}, "server grpc restarted 1 times"},
+		{engine.ContainerState{Status: "running"}, ""},
 	}
 	for _, tt := range tests {
 		got := serverFault(tt.st, "grpc")

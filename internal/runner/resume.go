@@ -29,6 +29,8 @@ type PlanFlags struct {
 	// Seed shuffled the runs within each repeat; a resume replays it so that the remaining runs
 	// keep their order. 0 (older folders) kept the scenario's order.
 	Seed uint64 `json:"seed,omitempty"`
+	// ForceLayout kept a layout override on SMT siblings (--force-layout); a resume keeps it.
+	ForceLayout bool `json:"force_layout,omitempty"`
 }
 
 // Resume is one continuation of a run, appended to run.json's resumes.
@@ -84,26 +86,36 @@ func checkResume(opts *Options, given map[string]bool, sc *scenario.Scenario, pr
 	check("only", opts.Only, pf.Only, func() { opts.Only = pf.Only })
 	check("tools", strings.Join(opts.Tools, ","), strings.Join(pf.Tools, ","), func() { opts.Tools = slices.Clone(pf.Tools) })
 	check("seed", opts.Seed, pf.Seed, func() { opts.Seed = pf.Seed })
+	check("force-layout", opts.ForceLayout, pf.ForceLayout, func() { opts.ForceLayout = pf.ForceLayout })
 	if len(diffs) > 0 {
 		return fmt.Errorf("%w: cannot resume %s: %s", errResumeMismatch, opts.Resume, strings.Join(diffs, "; "))
 	}
 	return nil
 }
 
-// StatusCommand is `protobench status DIR`: how many runs of a results folder are done, which
-// remain, and the command that finishes it.
-func StatusCommand(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+// folderArg parses the command line of a command that takes one results folder and nothing
+// else; ok is false once usage has been printed.
+func folderArg(command string, args []string, stderr io.Writer) (string, bool) {
+	fs := flag.NewFlagSet(command, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, "usage: protobench status <results folder>") }
+	fs.Usage = func() { fmt.Fprintf(stderr, "usage: protobench %s <results folder>\n", command) }
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return "", false
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
+		return "", false
+	}
+	return fs.Arg(0), true
+}
+
+// StatusCommand is `protobench status DIR`: how many runs of a results folder are done, which
+// remain, and the command that finishes it.
+func StatusCommand(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	dir, ok := folderArg("status", args, stderr)
+	if !ok {
 		return 2
 	}
-	dir := fs.Arg(0)
 	info, err := readRunInfo(dir)
 	if err != nil {
 		fmt.Fprintln(stderr, "protobench status:", err)

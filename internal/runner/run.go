@@ -9,11 +9,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"time"
 
 	"github.com/protobench/protobench/internal/compose"
+	"github.com/protobench/protobench/internal/cputopo"
 	"github.com/protobench/protobench/internal/engine"
 	"github.com/protobench/protobench/internal/hostspeed"
 	"github.com/protobench/protobench/internal/images"
@@ -53,32 +53,45 @@ func Command(parent context.Context, args []string, stdout, stderr io.Writer) in
 	return code
 }
 
-// runCommand is the whole run: the scenario's plan, the images, the engine, every run into the
-// results folder, and the teardown.
+// runCommand is the whole run: the scenario's plan, the engine's choice, the compose client and
+// the images, the engine, every run into the results folder, and the teardown. ARCHITECTURE.md
+// ("The path of one run through the code") follows it call by call.
 func runCommand(sigs *signals, opts Options, given map[string]bool) int {
 	ctx := sigs.run
 	plan, prev, code := loadPlan(&opts, given)
 	if code != 0 {
 		return code
 	}
+	choice := engineChoices[opts.Engine] // parseRunFlagsSet has checked the name
 	if opts.DryRun {
-		return dryRun(ctx, opts, plan)
+		return dryRun(ctx, opts, plan, choice)
 	}
+	locks, code := takeRunLocks(opts, plan, choice)
+	if code != 0 {
+		return code
+	}
+	defer locks.release()
 	if code := checkOutput(opts); code != 0 {
 		return code
 	}
-	cc, set, cleanupCustom, code := prepare(ctx, opts, plan)
+	pre := preflight(ctx, opts, plan, choice)
+	cc, cleanupCustom, code := openCompose(ctx, opts, plan, false)
 	if code != 0 {
 		return code
 	}
 	defer cleanupCustom()
+	set, code := prepare(ctx, opts, plan, cc)
+	if code != 0 {
+		return code
+	}
 	td := newTeardown(cc, opts.Project, opts.Docker, opts.Stderr)
-	env, code := openEngine(ctx, opts, plan, cc, set, td)
+	env, code := openEngine(ctx, opts, plan, choice, cc, set, td)
 	if code != 0 {
 		td.run(sigs.hurry)
 		return code
 	}
-	env.previous = prev
+	env.previous, env.preflight = prev, pre
+	env.lockFolder = locks.lockFolder
 	dir, err := execute(ctx, opts, plan, env)
 	return closeRun(sigs, opts, env, td, dir, err)
 }
@@ -124,12 +137,29 @@ func loadPlan(opts *Options, given map[string]bool) (*scenario.Plan, *RunInfo, i
 		// A new seed per run: a fixed order would put the same target first in every repeat.
 		opts.Seed = rand.Uint64() | 1
 	}
-	plan, err := sc.Plan(scenario.PlanOptions{Quick: opts.Quick, Repeat: opts.Repeat, Only: opts.Only, Tools: opts.Tools, Cores: runtime.NumCPU(), Seed: opts.Seed})
+	plan, err := sc.Plan(scenario.PlanOptions{Quick: opts.Quick, Repeat: opts.Repeat, Only: opts.Only, Tools: opts.Tools, Seed: opts.Seed,
+		Topology: cputopo.Host(), ForceLayout: opts.ForceLayout})
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", sc.Path, err)
 		return nil, nil, 2
 	}
 	return plan, prev, 0
+}
+
+// takeRunLocks takes the run's project lock (refusing cores another project's run pins to) and,
+// for a resume, its folder's, before anything is built or started: a refused run touches
+// nothing of the run that holds them.
+func takeRunLocks(opts Options, plan *scenario.Plan, choice engineChoice) (*runLocks, int) {
+	var cores []int
+	if choice.hostCores { // a swarm pins nothing to this host's cores
+		cores = layoutCores(plan.Layout)
+	}
+	locks, err := lockRun(opts.Project, opts.Resume, cores)
+	if err != nil {
+		fmt.Fprintln(opts.Stderr, "protobench run:", err)
+		return nil, 2
+	}
+	return locks, 0
 }
 
 // checkOutput fails before anything is built when the results folder cannot be written: known
@@ -156,16 +186,21 @@ func composeOptions(opts Options, dryRun bool, log io.Writer) compose.Options {
 	return copts
 }
 
-// prepare makes the compose client (with the scenario's own servers), checks the published
-// ports, and ensures the images the plan needs.
-func prepare(ctx context.Context, opts Options, plan *scenario.Plan) (*compose.Client, images.Set, func(), int) {
-	stdout, stderr := opts.Stdout, opts.Stderr
+// openCompose makes the compose client of a run or, with dryRun, of a dry run (which prints
+// each command instead of running it), with the scenario's own servers in a compose file of
+// their own. Both engines render their containers from the compose services through it, so a
+// swarm run has one too. The function it returns removes that file.
+func openCompose(ctx context.Context, opts Options, plan *scenario.Plan, dryRun bool) (*compose.Client, func(), int) {
 	none := func() {}
-	copts := composeOptions(opts, false, stderr)
-	customFile, cleanupCustom, err := prepareCustom(ctx, opts.RepoRoot, plan, stdout, false)
+	log := opts.Stderr
+	if dryRun {
+		log = opts.Stdout
+	}
+	copts := composeOptions(opts, dryRun, log)
+	customFile, cleanupCustom, err := prepareCustom(ctx, opts.RepoRoot, opts.Project, plan, opts.Stdout, dryRun)
 	if err != nil {
-		fmt.Fprintln(stderr, "protobench:", err)
-		return nil, nil, none, 2
+		fmt.Fprintln(opts.Stderr, "protobench:", err)
+		return nil, none, 2
 	}
 	if customFile != "" {
 		copts.Extra = []string{customFile}
@@ -174,59 +209,63 @@ func prepare(ctx context.Context, opts Options, plan *scenario.Plan) (*compose.C
 	if err != nil {
 		cleanupCustom()
 		if ctx.Err() != nil {
-			return nil, nil, none, 1
+			return nil, none, 1
 		}
-		fmt.Fprintln(stderr, "protobench:", err)
-		return nil, nil, none, 2
+		fmt.Fprintln(opts.Stderr, "protobench:", err)
+		return nil, none, 2
 	}
+	return cc, cleanupCustom, 0
+}
+
+// prepare checks the published ports and ensures the images the plan needs.
+func prepare(ctx context.Context, opts Options, plan *scenario.Plan, cc *compose.Client) (images.Set, int) {
+	stdout, stderr := opts.Stdout, opts.Stderr
 	if opts.Publish {
 		if code := checkPorts(stderr); code != 0 {
-			cleanupCustom()
-			return nil, nil, none, code
+			return nil, code
 		}
 	}
 	fmt.Fprintf(stdout, "protobench: %s, %d runs, about %s; compose %s (%s), project %s\n",
 		plan.Scenario.Name, len(plan.Runs), plan.TotalDuration.Round(time.Second), cc.Version(), cc.Kind(), opts.Project)
 	set, err := images.Ensure(ctx, images.Options{RepoRoot: opts.RepoRoot, Log: stdout, Only: neededImages(plan)})
 	if ctx.Err() != nil {
-		cleanupCustom()
 		fmt.Fprintln(stderr, "protobench: interrupted while preparing the images; no results folder was made")
-		return nil, nil, none, 1
+		return nil, 1
 	}
 	if set == nil {
-		cleanupCustom()
 		fmt.Fprintln(stderr, "protobench:", err)
 		if errors.Is(err, compose.ErrDockerUnreachable) {
-			return nil, nil, none, 2
+			return nil, 2
 		}
-		return nil, nil, none, 1
+		return nil, 1
 	}
 	if err != nil {
 		// A missing image fails only the runs that need it; the rest still measure.
 		fmt.Fprintf(stderr, "protobench: warning: some images are unavailable: %v\n", err)
 	}
-	return cc, set, cleanupCustom, 0
+	return set, 0
 }
 
-// openEngine makes the engine --engine names, hands it the images, and gathers what execute
-// needs. The teardown removes what the engine started; on failure the caller runs it.
-func openEngine(ctx context.Context, opts Options, plan *scenario.Plan, cc *compose.Client, set images.Set, td *teardown) (*environment, int) {
+// openEngine makes the engine of choice, hands it the images, and gathers what execute needs.
+// The teardown removes what the engine started; on failure the caller runs it.
+func openEngine(ctx context.Context, opts Options, plan *scenario.Plan, choice engineChoice, cc *compose.Client, set images.Set, td *teardown) (*environment, int) {
 	stdout, stderr := opts.Stdout, opts.Stderr
 	env := &environment{
 		composeVersion: cc.Version() + " (" + cc.Kind() + ")",
 		images:         set,
 		imageEnv:       images.EnvVars(set),
 		observability:  append([]string{}, observabilityServices...),
-		planFlags:      PlanFlags{Quick: opts.Quick, Repeat: opts.Repeat, Only: opts.Only, Tools: opts.Tools, Seed: opts.Seed},
+		planFlags:      PlanFlags{Quick: opts.Quick, Repeat: opts.Repeat, Only: opts.Only, Tools: opts.Tools, Seed: opts.Seed, ForceLayout: opts.ForceLayout},
 		timing:         &runTiming{},
 	}
 	env.imageEnv["PROTOBENCH_TOOL_USER"] = toolUser()
+	env.imageEnv[compose.ServerUserEnv] = serverUser()
 	grafana := set.Available(images.Grafana)
 	if !grafana {
 		fmt.Fprintf(stdout, "protobench: Grafana is not available on this machine (%s); the dashboards are in %s and the report will be in the results folder\n",
 			set[images.Grafana].Note, filepath.Join(opts.RepoRoot, "dashboards"))
 	}
-	eng, err := newEngine(ctx, opts, plan, cc, td, grafana)
+	eng, err := choice.open(ctx, opts, plan, cc, td, grafana)
 	if err == nil {
 		td.c, td.hint = eng, eng.Capabilities().CleanupHint
 		err = eng.Prepare(ctx, set, env.imageEnv)
@@ -249,15 +288,6 @@ func openEngine(ctx context.Context, opts Options, plan *scenario.Plan, cc *comp
 		}
 	}
 	return env, 0
-}
-
-// newEngine makes the engine opts.Engine names (parseRunFlags has checked the name).
-func newEngine(ctx context.Context, opts Options, plan *scenario.Plan, cc *compose.Client, td *teardown, grafana bool) (engine.Engine, error) {
-	choice, ok := engineChoices[opts.Engine]
-	if !ok {
-		return nil, fmt.Errorf("--engine %q: want compose or swarm", opts.Engine)
-	}
-	return choice.open(ctx, opts, plan, cc, td, grafana)
 }
 
 // closeRun tears the stack down (unless --keep-up), writes the report, and says how the run
@@ -386,20 +416,13 @@ func checkPorts(stderr io.Writer) int {
 		{"PROTOBENCH_PROMETHEUS_PORT", "9090", "Prometheus"},
 		{"PROTOBENCH_GRAFANA_PORT", "3000", "Grafana"},
 	} {
-		port, _ := strconv.Atoi(portSetting(p.env, p.def))
+		port, _ := strconv.Atoi(engine.PortSetting(p.env, p.def))
 		if err := compose.PortFree(port); err != nil {
 			fmt.Fprintf(stderr, "protobench: port %d (%s) is already in use on 127.0.0.1: stop what holds it (./run.sh down if it is an earlier protobench stack) or set %s\n", port, p.what, p.env)
 			return 2
 		}
 	}
 	return 0
-}
-
-func portSetting(env, def string) string {
-	if v := os.Getenv(env); v != "" {
-		return v
-	}
-	return def
 }
 
 // observabilityServices are the compose services of the stack every run starts (Grafana is

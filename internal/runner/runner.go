@@ -44,6 +44,7 @@ type Options struct {
 	Publish      bool   // publish Prometheus and Grafana on 127.0.0.1
 	Docker       string // the docker CLI
 	Engine       string // EngineCompose (default) or EngineSwarm
+	ForceLayout  bool   // keep a layout override on SMT siblings of one core (scenario.PlanOptions)
 	Stdout       io.Writer
 	Stderr       io.Writer
 }

@@ -37,6 +37,7 @@ func TestParseRunFlags(t *testing.T) {
 		{"bad project", []string{"smoke", "--project", "My Stack"}, Options{}, "--project"},
 		{"swarm", []string{"smoke", "--engine", "swarm"}, Options{Scenario: "smoke", Engine: EngineSwarm}, ""},
 		{"bad engine", []string{"smoke", "--engine", "k8s"}, Options{}, "want compose or swarm"},
+		{"force layout", []string{"smoke", "--force-layout"}, Options{Scenario: "smoke", ForceLayout: true, Engine: EngineCompose}, ""},
 		{"swarm publish", []string{"smoke", "--engine", "swarm", "--publish"}, Options{}, "--publish works with --engine compose only"},
 	}
 	for _, tt := range tests {
@@ -138,8 +139,8 @@ func TestMissingToolFailsItsRunsOnly(t *testing.T) {
 	set := images.Set{
 		images.Wrk: {Name: images.Wrk, Ref: "protobench/wrk:abc", Source: images.Built, Variant: "wrk",
 			Note: "Debian wrk 4.1 stands in for wrk2"},
-		images.Ghz: {Name: images.Ghz, Source: images.Unavailable, Note: "go install failed"},
-		images.K6:  {Name: images.K6, Ref: "protobench/k6:abc", Source: images.Built},
+		"ghz":     {Name: "ghz", Source: images.Unavailable, Note: "go install failed"},
+		images.K6: {Name: images.K6, Ref: "protobench/k6:abc", Source: images.Built},
 	}
 	missing := missingTools(set)
 	if !strings.Contains(missing["wrk2"], "no wrk2") || !strings.Contains(missing["ghz"], "go install failed") {

@@ -11,16 +11,19 @@ import (
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/results"
 	"github.com/protobench/protobench/internal/scenario"
+	"github.com/protobench/protobench/internal/stepinfo"
 	"github.com/protobench/protobench/internal/targets"
 	"github.com/protobench/protobench/internal/tlscert"
 	"github.com/protobench/protobench/internal/tool"
 )
 
 // stepRunner runs one planned run: fresh server, warm-up, the tool, its measured window (package
-// measure), teardown.
+// measure), teardown. It holds only the per-run half of the engine (engine.Runs): the stack is
+// the session's.
 type stepRunner struct {
-	eng       engine.Engine
+	eng       engine.Runs
 	m         *measure.Measurer
+	steps     *stepinfo.Exporter // the step series for Grafana; nil in a dry run
 	scenario  string
 	runID     string
 	resultDir string // host path of the results folder; raw/ lives inside
@@ -34,8 +37,27 @@ type stepRunner struct {
 	missingTools map[string]string
 	project      string // compose project: tool containers are named after it
 	// labels is the current step's label environment (stepinfo.Step.ComposeEnv), added to every
-	// container it starts, so cAdvisor's series carry the step.
+	// container it starts, so cAdvisor's series carry the step. run sets it for its run.
 	labels map[string]string
+}
+
+// stepSetup is what differs between the stepRunner of a real run and of a dry run.
+type stepSetup struct {
+	eng       engine.Runs
+	m         *measure.Measurer
+	steps     *stepinfo.Exporter // nil: no step series (a dry run)
+	runID     string
+	resultDir string
+	promURL   string            // "" in a dry run, which starts no Prometheus
+	missing   map[string]string // missingTools; nil in a dry run, whose images need not exist
+}
+
+// newStepRunner is the one place a stepRunner is made, for a real run (session.stepRunner) and a
+// dry run (dryRun) alike, so the dry run's commands are those the real one makes.
+func newStepRunner(opts Options, plan *scenario.Plan, c stepSetup) *stepRunner {
+	return &stepRunner{eng: c.eng, m: c.m, steps: c.steps, scenario: plan.Scenario.Name, runID: c.runID,
+		resultDir: c.resultDir, rawMount: "/raw", promURL: c.promURL, log: c.m.Log,
+		missingTools: c.missing, project: opts.Project}
 }
 
 // Flags the runner sets on a run whose server or tool failed it. They sit beside the flags of
@@ -61,25 +83,35 @@ type serverRef struct {
 // on a capped core, so it is generous.
 const serverHealthTimeout = 90 * time.Second
 
-// run carries out one planned run and returns its record. Whatever happened, the server it
-// started is inspected (an OOM kill or a crash becomes the record's error and FlagServerFault),
-// its log is kept in raw/, and it is removed.
+// run carries out one planned run and returns its record. Its containers carry the step's
+// labels and the step's series go to Prometheus (stepinfo) around it. Whatever happened, the
+// server it started is inspected (an OOM kill or a crash becomes the record's error and
+// FlagServerFault), its log is kept in raw/, and it is removed.
 func (s *stepRunner) run(ctx context.Context, plan *scenario.Plan, r scenario.Run) record.Record {
+	st := stepinfo.Step{RunID: s.runID, Scenario: s.scenario, Step: r.Step, Repeat: r.Repeat, Target: r.Target, Tool: r.Tool}
+	s.labels = st.ComposeEnv()
+	defer func() { s.labels = nil }()
+	if s.steps != nil {
+		s.steps.Begin(ctx, st)
+	}
 	var srv serverRef
 	rec := s.measure(ctx, plan, r, &srv)
-	if srv.service == "" || ctx.Err() != nil {
-		// Interrupted: the teardown removes every container of the project at once, within its
-		// own deadline, instead of this run's server taking its time alone.
-		return rec
+	// Interrupted: the teardown removes every container of the project at once, within its own
+	// deadline, instead of this run's server taking its time alone.
+	if srv.service != "" && ctx.Err() == nil {
+		if srv.id != "" {
+			s.diagnoseServer(ctx, &rec, r, srv)
+		}
+		s.m.Note(r, rec)
+		// A fresh server per run: stopping it here keeps one run's heap and connections out of
+		// the next, and frees the server core for the cooldown.
+		if err := s.eng.Remove(context.WithoutCancel(ctx), srv.service); err != nil {
+			s.log("warning: removing %s: %v", srv.service, err)
+		}
 	}
-	if srv.id != "" {
-		s.diagnoseServer(ctx, &rec, r, srv)
-	}
-	s.m.Note(r, rec)
-	// A fresh server per run: stopping it here keeps one run's heap and connections out of the
-	// next, and frees the server core for the cooldown.
-	if err := s.eng.Remove(context.WithoutCancel(ctx), srv.service); err != nil {
-		s.log("warning: removing %s: %v", srv.service, err)
+	if s.steps != nil {
+		// An interrupted run still ends its step_info series, so no region stays open.
+		s.steps.Finish(context.WithoutCancel(ctx), st, rec)
 	}
 	return rec
 }
@@ -118,10 +150,12 @@ func (s *stepRunner) measure(ctx context.Context, plan *scenario.Plan, r scenari
 		return failed(rec, err)
 	}
 	seenBy()
+	count := s.startServerCount(ctx, ep, r, inv)
 	t, stdout, stderr, code, err := s.runTool(ctx, adapter, inv, clientEnv, r, &rec)
 	if err != nil {
 		return failed(rec, err)
 	}
+	count.read(ctx)
 	files, names := s.collectFiles(r.ID)
 	rec.RawFiles = append(rec.RawFiles, names...)
 	parsed, perr := adapter.Parse(inv, tool.Raw{Stdout: stdout, Stderr: stderr, Files: files})
@@ -133,6 +167,7 @@ func (s *stepRunner) measure(ctx context.Context, plan *scenario.Plan, r scenari
 		return failed(rec, fmt.Errorf("%s", msg))
 	}
 	mergeMeasured(&rec, parsed)
+	count.apply(&rec)
 	if code != 0 && rec.Error == "" {
 		// Partial results are still results: keep them, and say the tool did not end cleanly.
 		rec.Error = fmt.Sprintf("%s exited with %d: %s", r.Tool, code, stderrLine(stderr))
@@ -164,14 +199,18 @@ func (s *stepRunner) invocation(r scenario.Run) (tool.Adapter, tool.Invocation, 
 		PrometheusURL: s.promURL,
 	}
 	inv.RequestsPerConnection = r.RequestsPerConnection
+	inv.Compression = r.Compression
 	if r.TLS {
 		inv.CAFile, inv.ServerName = targets.TLSMount+"/"+tlscert.CAFile, r.Target
-		inv.HostCAFile = filepath.Join(s.resultDir, tlsDirName, tlscert.CAFile)
+		inv.HostCAFile = filepath.Join(s.resultDir, filepath.FromSlash(tlsCADirName), tlscert.CAFile)
 	}
 	if inv.Request, err = s.customRequest(r); err != nil {
 		return nil, inv, ep, err
 	}
 	if err := adapter.Check(inv); err != nil {
+		return nil, inv, ep, fmt.Errorf("%s cannot run this step: %w", r.Tool, err)
+	}
+	if err := tool.CheckCompression(r.Tool, adapter.Capabilities(), inv); err != nil {
 		return nil, inv, ep, fmt.Errorf("%s cannot run this step: %w", r.Tool, err)
 	}
 	if why, missing := s.missingTools[r.Tool]; missing {
@@ -211,7 +250,7 @@ func (s *stepRunner) warmUp(ctx context.Context, adapter tool.Adapter, inv tool.
 	rec.RawFiles = append(rec.RawFiles, s.saveRaw(warm.RawPrefix, adapter.Name(), stdout, stderr)...)
 	if err != nil {
 		if timedOut(ctx, err) {
-			rec.Flags = appendFlag(rec.Flags, FlagTimeout)
+			rec.AddFlag(FlagTimeout)
 			return fmt.Errorf("timeout: the %s warm-up did not finish within %s; its container was removed", r.Tool, o.Limit)
 		}
 		return fmt.Errorf("warm-up with %s: %w", r.Tool, err)
@@ -236,7 +275,7 @@ func (s *stepRunner) runTool(ctx context.Context, adapter tool.Adapter, inv tool
 	rec.RawFiles = append(rec.RawFiles, s.saveRaw(r.ID, adapter.Name(), stdout, stderr)...)
 	if err != nil {
 		if timedOut(ctx, err) {
-			rec.Flags = appendFlag(rec.Flags, FlagTimeout)
+			rec.AddFlag(FlagTimeout)
 			return t, nil, nil, code, fmt.Errorf("timeout: %s did not finish within %s (warm-up + duration + margin); its container was removed", r.Tool, o.Limit)
 		}
 		return t, nil, nil, code, fmt.Errorf("run %s: %w", r.Tool, err)

@@ -26,22 +26,15 @@ func mergeMeasured(rec *record.Record, m record.Record) {
 	rec.ServiceTimeMs = m.ServiceTimeMs
 	rec.LatencyCount = m.LatencyCount
 	rec.ClientParts = m.ClientParts
+	rec.ClientCompressedReplies = m.ClientCompressedReplies
+	rec.WarmupRequests, rec.WarmupErrors = m.WarmupRequests, m.WarmupErrors
 	rec.Notes = append(rec.Notes, m.Notes...)
 	for _, f := range m.Flags {
-		rec.Flags = appendFlag(rec.Flags, f)
+		rec.AddFlag(f)
 	}
 	if m.Error != "" {
 		rec.Error = m.Error
 	}
-}
-
-func appendFlag(flags []string, f string) []string {
-	for _, x := range flags {
-		if x == f {
-			return flags
-		}
-	}
-	return append(flags, f)
 }
 
 // serverEnvironment is the compose interpolation environment for a run's server: caps, cpuset
@@ -54,6 +47,11 @@ func serverEnvironment(r scenario.Run) map[string]string {
 	}
 	for k, v := range r.Env {
 		env[k] = v
+	}
+	if r.Custom == nil && r.Compression != "" {
+		// Every reference server reads it: none turns its compression off whatever a client
+		// advertises, gzip on.
+		env[targets.CompressionEnv] = r.Compression
 	}
 	if r.TLS {
 		// The target's registry entry says how it serves TLS; the certificates are the run's,
@@ -164,4 +162,16 @@ func stderrLine(stderr []byte) string {
 		return "no output"
 	}
 	return l
+}
+
+// withEnv is env plus extra in a new map; env's own entries win.
+func withEnv(env, extra map[string]string) map[string]string {
+	out := make(map[string]string, len(env)+len(extra))
+	for k, v := range extra {
+		out[k] = v
+	}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
 }

@@ -82,6 +82,9 @@ func checkKnob(k targets.Knob, raw string) (string, error) {
 		if err != nil || v < k.Min {
 			return "", fmt.Errorf("expected an integer >= %d, got %q", k.Min, clip(raw))
 		}
+		if k.Max > 0 && v > k.Max {
+			return "", fmt.Errorf("expected an integer from %d to %d, got %q", k.Min, k.Max, clip(raw))
+		}
 		return strconv.FormatInt(v, 10), nil
 	case targets.KnobBool:
 		v, err := strconv.ParseBool(raw)
@@ -99,6 +102,9 @@ func checkKnob(k targets.Knob, raw string) (string, error) {
 		v, err := time.ParseDuration(raw)
 		if err != nil || v < 0 || v > maxDuration {
 			return "", fmt.Errorf("expected a duration such as 30s, got %q", clip(raw))
+		}
+		if k.Max > 0 && int64(v) > k.Max {
+			return "", fmt.Errorf("expected a duration from 0 to %s, got %q", time.Duration(k.Max), clip(raw))
 		}
 		return v.String(), nil
 	case targets.KnobEnum:

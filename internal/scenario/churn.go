@@ -58,20 +58,11 @@ func churnText(n int) string {
 // expandChurn multiplies the variants by the matrix's requests_per_connection values, named
 // -perconn1, -perconn100, -perconnforever.
 func expandChurn(in []Variant, values []int) []Variant {
-	if len(values) == 0 {
-		return in
-	}
-	out := make([]Variant, 0, len(in)*len(values))
-	for _, v := range in {
-		for _, x := range values {
-			w := v
-			w.RequestsPerConnection = x
-			w.Name += "-perconn" + churnText(x)
-			w.plainName += "-perconn" + churnText(x)
-			out = append(out, w)
-		}
-	}
-	return out
+	return expandAxis(in, values, func(v *Variant, x int) {
+		v.RequestsPerConnection = x
+		v.Name += "-perconn" + churnText(x)
+		v.plainName += "-perconn" + churnText(x)
+	})
 }
 
 // validateChurn refuses churn on the step and in its matrix at once, and on a target whose

@@ -126,82 +126,21 @@ func toolServices() []string {
 	return out
 }
 
+// decodeCustom reads one custom target. Its request blocks (grpc, http) are decoded last, once
+// the protocol they must match is known.
 func (d *decoder) decodeCustom(name string, n *yaml.Node, field, scenarioPath string) *CustomTarget {
 	c := &CustomTarget{Line: lineOf(n), Target: targets.Target{Name: name, Caps: targets.DefaultCaps, HealthRetries: 60}}
+	relative := func(v *yaml.Node, f string) (string, bool) { return d.scenarioFile(v, f, scenarioPath) }
 	var grpcNode, httpNode *yaml.Node
-	relative := func(v *yaml.Node, f string) (string, bool) {
-		s, ok := d.str(v, f)
-		if !ok {
-			return "", false
-		}
-		p := s
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(filepath.Dir(scenarioPath), p)
-		}
-		if abs, err := filepath.Abs(p); err == nil {
-			p = abs
-		}
-		if st, err := os.Stat(p); err != nil || st.IsDir() {
-			d.add(lineOf(v), f, "expected a file (relative to the scenario file's folder), but %s is not one", p)
-			return "", false
-		}
-		return p, true
-	}
-	seen := d.mapping(n, field, map[string]keyHandler{
-		"image":      func(v *yaml.Node, f string) { c.ImageRef, _ = d.str(v, f) },
-		"dockerfile": func(v *yaml.Node, f string) { c.Dockerfile, _ = relative(v, f) },
-		"protocol": func(v *yaml.Node, f string) {
-			if s, ok := d.str(v, f); ok {
-				if !slices.Contains(targets.Protocols, s) {
-					d.add(lineOf(v), f, "unknown protocol %q; expected one of %s", clip(s), strings.Join(targets.Protocols, ", "))
-					return
-				}
-				c.Protocol = s
-			}
-		},
-		"port": func(v *yaml.Node, f string) {
-			x, _ := d.integer(v, f, 1, 65535)
-			c.Port = int(x)
-		},
-		"metrics_port": func(v *yaml.Node, f string) {
-			x, _ := d.integer(v, f, 1, 65535)
-			c.MetricsPort = int(x)
-		},
-		"health_check": func(v *yaml.Node, f string) {
-			d.list(v, f, func(item *yaml.Node, f string) {
-				if s, ok := d.str(item, f); ok {
-					c.Health = append(c.Health, s)
-				}
-			})
-		},
-		"environment": func(v *yaml.Node, f string) {
-			c.Environment = map[string]string{}
-			v = resolve(v)
-			if v.Kind != yaml.MappingNode {
-				d.add(v.Line, f, "expected a mapping of variable names to values, got %s", describe(v))
-				return
-			}
-			for i := 0; i+1 < len(v.Content); i += 2 {
-				key := resolve(v.Content[i]).Value
-				if val, ok := d.text(v.Content[i+1], join(f, key)); ok {
-					c.Environment[key] = val
-				}
-			}
-		},
-		"go_runtime": func(v *yaml.Node, f string) { c.GoRuntime, _ = d.boolean(v, f) },
-		"grpc":       func(v *yaml.Node, f string) { grpcNode = v },
-		"http":       func(v *yaml.Node, f string) { httpNode = v },
-	})
+	handlers := d.customKeys(c, relative)
+	handlers["grpc"] = func(v *yaml.Node, f string) { grpcNode = v }
+	handlers["http"] = func(v *yaml.Node, f string) { httpNode = v }
+	seen := d.mapping(n, field, handlers)
 	if seen == nil {
 		return nil
 	}
 	d.require(n, field, seen, "protocol", "port")
-	switch {
-	case c.ImageRef == "" && c.Dockerfile == "" && seen["dockerfile"] == nil:
-		d.add(c.Line, field, "give image (one you have) or dockerfile (one the suite builds)")
-	case c.ImageRef != "" && seen["dockerfile"] != nil:
-		d.add(seen["dockerfile"].Line, join(field, "dockerfile"), "give image or dockerfile, not both")
-	}
+	d.checkCustomImage(c, field, seen)
 	if grpcNode != nil && c.Protocol != targets.GRPC {
 		d.add(lineOf(grpcNode), join(field, "grpc"), "applies to protocol grpc only")
 		grpcNode = nil
@@ -226,14 +165,85 @@ func (d *decoder) decodeCustom(name string, n *yaml.Node, field, scenarioPath st
 		c.Request = d.decodeHTTPRequest(httpNode, join(field, "http"))
 	}
 	if c.Request != nil {
-		c.Methods = []string{c.Request.MethodName()}
-		// The request is sent as declared: no version or encoding variants of it.
-		if len(c.HTTPVersions) > 0 {
-			c.HTTPVersions = c.HTTPVersions[:1]
-		}
-		c.Encodings = nil
+		c.useOwnRequest()
 	}
 	return c
+}
+
+// customKeys are the handlers of a custom target's scalar and list keys, filling c.
+func (d *decoder) customKeys(c *CustomTarget, relative func(*yaml.Node, string) (string, bool)) map[string]keyHandler {
+	port := func(dst *int) keyHandler {
+		return func(v *yaml.Node, f string) {
+			x, _ := d.integer(v, f, 1, 65535)
+			*dst = int(x)
+		}
+	}
+	return map[string]keyHandler{
+		"image":      func(v *yaml.Node, f string) { c.ImageRef, _ = d.str(v, f) },
+		"dockerfile": func(v *yaml.Node, f string) { c.Dockerfile, _ = relative(v, f) },
+		"protocol": func(v *yaml.Node, f string) {
+			if s, ok := d.str(v, f); ok {
+				if !slices.Contains(targets.Protocols, s) {
+					d.add(lineOf(v), f, "unknown protocol %q; expected one of %s", clip(s), strings.Join(targets.Protocols, ", "))
+					return
+				}
+				c.Protocol = s
+			}
+		},
+		"port":         port(&c.Port),
+		"metrics_port": port(&c.MetricsPort),
+		"health_check": func(v *yaml.Node, f string) {
+			d.list(v, f, func(item *yaml.Node, f string) {
+				if s, ok := d.str(item, f); ok {
+					c.Health = append(c.Health, s)
+				}
+			})
+		},
+		"environment": func(v *yaml.Node, f string) { c.Environment = d.decodeEnvironment(v, f) },
+		"go_runtime":  func(v *yaml.Node, f string) { c.GoRuntime, _ = d.boolean(v, f) },
+	}
+}
+
+// scenarioFile reads a path relative to the scenario file's folder and makes it absolute; it
+// must name a file that exists.
+func (d *decoder) scenarioFile(v *yaml.Node, f, scenarioPath string) (string, bool) {
+	s, ok := d.str(v, f)
+	if !ok {
+		return "", false
+	}
+	p := s
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(filepath.Dir(scenarioPath), p)
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	if st, err := os.Stat(p); err != nil || st.IsDir() {
+		d.add(lineOf(v), f, "expected a file (relative to the scenario file's folder), but %s is not one", p)
+		return "", false
+	}
+	return p, true
+}
+
+// checkCustomImage requires exactly one of image and dockerfile. A dockerfile key that failed
+// to resolve still counts as given, so its own error is the only one.
+func (d *decoder) checkCustomImage(c *CustomTarget, field string, seen map[string]*yaml.Node) {
+	switch {
+	case c.ImageRef == "" && c.Dockerfile == "" && seen["dockerfile"] == nil:
+		d.add(c.Line, field, "give image (one you have) or dockerfile (one the suite builds)")
+	case c.ImageRef != "" && seen["dockerfile"] != nil:
+		d.add(seen["dockerfile"].Line, join(field, "dockerfile"), "give image or dockerfile, not both")
+	}
+}
+
+// useOwnRequest makes the target's one method its request's: the request is sent as declared,
+// so no version or encoding variants of it.
+func (c *CustomTarget) useOwnRequest() {
+	c.Methods = []string{c.Request.MethodName()}
+	if len(c.HTTPVersions) > 0 {
+		c.HTTPVersions = c.HTTPVersions[:1]
+	}
+	c.Encodings = nil
 }
 
 func (d *decoder) decodeGRPCRequest(n *yaml.Node, field string, file func(*yaml.Node, string) (string, bool)) *Request {

@@ -2,6 +2,9 @@ package scenario
 
 import (
 	"fmt"
+
+	"github.com/protobench/protobench/internal/cputopo"
+	"github.com/protobench/protobench/internal/record"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,32 +15,75 @@ import (
 // observability stack shares the client's side on small hosts because its load is light and a
 // server core shared with Prometheus would bias the server's numbers.
 type Layout struct {
-	Cores               int    // host cores the layout was made for
+	Cores               int    // host CPUs the layout was made for (the highest CPU number + 1)
 	ServerCPUSet        string // Docker cpuset syntax: "0", "0-2", "0,2"
 	ClientCPUSet        string
 	ObservabilityCPUSet string
 	Shared              bool // server and client overlap (one-core host or an override)
+	// Reason is the topology and the choice in one line a person can read; Flags are the
+	// record flags every run of this layout carries (smt-shared, mixed-cores); Forced says
+	// --force-layout kept an override that puts server and client on one physical core.
+	Reason   string            `json:",omitempty"`
+	Flags    []string          `json:",omitempty"`
+	Forced   bool              `json:",omitempty"`
+	Topology *cputopo.Topology `json:",omitempty"`
 }
 
-// AutoLayout splits cores the way the fairness rules ask:
+// AutoLayout places server, client and observability on the host topology t
+// (cputopo.Place): whole physical cores of one kind on one NUMA node for server and client,
+// the client the larger half, the observability stack a core of its own where one is left.
+// On a host with no SMT, one kind of core and one node (cputopo.Flat(n)) that is:
 //   - 1 core: everything on "0", marked Shared, because nothing else is possible;
 //   - 2 cores: server "0", client and observability "1";
 //   - 3 or more: observability gets the last core, and the rest is split with the client
 //     getting the larger half, since a load generator needs more CPU than the server it loads.
-func AutoLayout(cores int) Layout {
-	switch {
-	case cores <= 1:
-		return Layout{Cores: 1, ServerCPUSet: "0", ClientCPUSet: "0", ObservabilityCPUSet: "0", Shared: true}
-	case cores == 2:
-		return Layout{Cores: 2, ServerCPUSet: "0", ClientCPUSet: "1", ObservabilityCPUSet: "1"}
+func AutoLayout(t *cputopo.Topology) Layout {
+	p := cputopo.Place(t)
+	l := Layout{
+		Cores:               maxCPU(t) + 1,
+		ServerCPUSet:        cputopo.FormatCPUs(p.Server),
+		ClientCPUSet:        cputopo.FormatCPUs(p.Client),
+		ObservabilityCPUSet: cputopo.FormatCPUs(p.Observability),
+		Reason:              p.Reason,
+		Topology:            t,
 	}
-	rest := cores - 1
-	server := rest / 2
-	return Layout{
-		Cores:               cores,
-		ServerCPUSet:        cpuRange(0, server-1),
-		ClientCPUSet:        cpuRange(server, rest-1),
-		ObservabilityCPUSet: strconv.Itoa(cores - 1),
+	l.judge()
+	return l
+}
+
+// FromHost says the layout was made on a topology read from a host (or one that says why it
+// could not be), not on a bare CPU count: only then is its Reason worth printing.
+func (l Layout) FromHost() bool {
+	return l.Reason != "" && l.Topology != nil && (l.Topology.Source != "" || l.Topology.Note != "")
+}
+
+func maxCPU(t *cputopo.Topology) int {
+	m := 0
+	for _, c := range t.CPUs {
+		m = max(m, c.ID)
+	}
+	return m
+}
+
+// judge sets Shared and Flags from the cpusets as they are, automatic or overridden: server and
+// client on one physical core (the same CPU or its SMT siblings) is smt-shared, on cores of
+// different kinds or NUMA nodes mixed-cores.
+func (l *Layout) judge() {
+	server, _ := ParseCPUSet(l.ServerCPUSet)
+	client, _ := ParseCPUSet(l.ClientCPUSet)
+	l.Shared, l.Flags = false, nil
+	smt := false
+	for _, s := range server {
+		for _, c := range client {
+			l.Shared = l.Shared || s == c
+			smt = smt || s == c || l.Topology.Siblings(s, c)
+		}
+	}
+	if smt {
+		l.Flags = append(l.Flags, record.FlagSMTShared)
+	}
+	if l.Topology.Mixed(append(server, client...)) {
+		l.Flags = append(l.Flags, record.FlagMixedCores)
 	}
 }
 
@@ -107,9 +153,12 @@ func cpuCount(s string) int {
 	return len(cpus)
 }
 
-// resolveLayout applies the scenario's overrides to the automatic layout for cores.
-func resolveLayout(sc *Scenario, cores int) (Layout, error) {
-	l := AutoLayout(cores)
+// resolveLayout applies the scenario's overrides to the automatic layout for the host topology
+// t. An override that puts server and client on SMT siblings of one physical core is refused at
+// its line, naming the siblings, unless force (--force-layout) keeps it: then every record is
+// flagged smt-shared.
+func resolveLayout(sc *Scenario, t *cputopo.Topology, force bool) (Layout, error) {
+	l := AutoLayout(t)
 	c := &collector{file: sc.Path}
 	override := func(dst *string, value, field string) {
 		if value == "" {
@@ -120,9 +169,11 @@ func resolveLayout(sc *Scenario, cores int) (Layout, error) {
 			c.add(sc.Layout.lines[field], "layout."+field, "expected a cpuset such as 0 or 0-3, got %q", value)
 			return
 		}
-		if last := cpus[len(cpus)-1]; last >= l.Cores {
-			c.add(sc.Layout.lines[field], "layout."+field, "cpu %d does not exist on this %d-core host", last, l.Cores)
-			return
+		for _, cpu := range cpus {
+			if !t.Has(cpu) {
+				c.add(sc.Layout.lines[field], "layout."+field, "cpu %d does not exist on this %d-core host (the CPUs Docker may use here are %s)", cpu, len(t.CPUs), t.CPUList())
+				return
+			}
 		}
 		*dst = value
 	}
@@ -132,17 +183,38 @@ func resolveLayout(sc *Scenario, cores int) (Layout, error) {
 	if err := c.err(); err != nil {
 		return Layout{}, err
 	}
-	server, _ := ParseCPUSet(l.ServerCPUSet)
-	client, _ := ParseCPUSet(l.ClientCPUSet)
-	in := map[int]bool{}
-	for _, s := range server {
-		in[s] = true
+	if sc.Layout.ServerCPUSet == "" && sc.Layout.ClientCPUSet == "" && sc.Layout.ObservabilityCPUSet == "" {
+		return l, nil
 	}
-	l.Shared = false
-	for _, cl := range client {
-		if in[cl] {
-			l.Shared = true
+	l.Reason = fmt.Sprintf("%s; overridden by the scenario: server %s, client %s, observability %s",
+		t.Describe(), l.ServerCPUSet, l.ClientCPUSet, l.ObservabilityCPUSet)
+	if pair := siblingPair(t, l.ServerCPUSet, l.ClientCPUSet); pair != "" {
+		if !force {
+			field := "client_cpuset"
+			if sc.Layout.ClientCPUSet == "" {
+				field = "server_cpuset"
+			}
+			c.add(sc.Layout.lines[field], "layout."+field, "%s: server and client would share a physical core; give each whole cores of its own, or run with --force-layout to keep it (every record is then flagged %s)", pair, record.FlagSMTShared)
+			return Layout{}, c.err()
+		}
+		l.Forced = true
+		l.Reason += "; kept by --force-layout although " + pair
+	}
+	l.judge()
+	return l, nil
+}
+
+// siblingPair names the first server CPU and client CPU that are SMT siblings of one physical
+// core, or "" when none are.
+func siblingPair(t *cputopo.Topology, server, client string) string {
+	ss, _ := ParseCPUSet(server)
+	cs, _ := ParseCPUSet(client)
+	for _, s := range ss {
+		for _, c := range cs {
+			if t.Siblings(s, c) {
+				return fmt.Sprintf("server CPU %d and client CPU %d are SMT siblings of one physical core", s, c)
+			}
 		}
 	}
-	return l, nil
+	return ""
 }

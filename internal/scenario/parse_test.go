@@ -76,13 +76,14 @@ func TestParseErrors(t *testing.T) {
 		{"payload on GetUser", "name: t\ndescription: d\nsteps:\n  - name: s\n    targets: [grpc]\n    method: GetUser\n    payload_bytes: 1KiB\n", 7, "steps[0].payload_bytes", "applies to Echo"},
 		{"payload bad size", withStep("    payload_bytes: 1 parsec"), 7, "steps[0].payload_bytes", "expected a size"},
 		{"payload over the server limit", withStep("    payload_bytes: 32MiB"), 7, "steps[0].payload_bytes", "exceeds grpc's max_payload_bytes"},
-		{"unknown knob", withStep("    servers:", "      grpc:", "        knobs: {max_streams: 10}"), 9, "steps[0].servers.grpc.knobs.max_streams", `unknown key "max_streams"; expected one of max_concurrent_streams, max_payload_bytes, read_buffer_bytes, stream_workers, write_buffer_bytes`},
+		{"unknown knob", withStep("    servers:", "      grpc:", "        knobs: {max_streams: 10}"), 9, "steps[0].servers.grpc.knobs.max_streams", `unknown key "max_streams"; expected one of fail_every, handler_cpu, max_concurrent_streams, max_payload_bytes, read_buffer_bytes, stream_workers, write_buffer_bytes`},
+		{"handler_cpu above its bound", withStep("    servers:", "      grpc:", "        knobs: {handler_cpu: 5ms}"), 9, "steps[0].servers.grpc.knobs.handler_cpu", "expected a duration from 0 to 1ms"},
 		{"bad knob value", "name: t\ndescription: d\nservers:\n  python-grpc:\n    knobs:\n      mode: threads\nsteps:\n  - {name: s, targets: [python-grpc], method: Echo}\n", 6, "servers.python-grpc.knobs.mode", "expected one of sync, aio"},
 		{"servers for a target the step skips", withStep("    servers:", "      rest: {cpus: 1}"), 7, "steps[0].servers.rest", "does not run target rest"},
 		{"zmq_pattern moved", withStep("    zmq_pattern: dealer"), 7, "steps[0].zmq_pattern", "moved: use servers.zeromq.knobs.pattern"},
 		{"zmq pattern without zeromq", withStep("    servers:", "      zeromq:", "        knobs: {pattern: dealer}"), 7, "steps[0].servers.zeromq", "does not run target zeromq"},
 		{"zmq pattern on another target", withStep("    servers:", "      grpc:", "        knobs: {pattern: dealer}"), 9, "steps[0].servers.grpc.knobs.pattern", "knob pattern applies to target zeromq only, not grpc"},
-		{"zeromq knobs list the pattern", zmqStep("Echo", "    servers:", "      zeromq:", "        knobs: {patern: req}"), 9, "steps[0].servers.zeromq.knobs.patern", "expected one of io_threads, max_payload_bytes, pattern, rcvhwm, sndhwm"},
+		{"zeromq knobs list the pattern", zmqStep("Echo", "    servers:", "      zeromq:", "        knobs: {patern: req}"), 9, "steps[0].servers.zeromq.knobs.patern", "expected one of handler_cpu, io_threads, max_payload_bytes, pattern, rcvhwm, sndhwm"},
 		{"bad zmq pattern", zmqStep("Echo", "    servers:", "      zeromq:", "        knobs: {pattern: pair}"), 9, "steps[0].servers.zeromq.knobs.pattern", `expected one of dealer, req, push, sub, got "pair"`},
 		{"sub without Publish", zmqStep("Echo", "    servers:", "      zeromq:", "        knobs: {pattern: sub}"), 9, "steps[0].servers.zeromq.knobs.pattern", "pattern sub (SUB to PUB: fan-out of Publish) needs method Publish"},
 		{"push without Echo", zmqStep("GetUser", "    servers:", "      zeromq:", "        knobs:", "          pattern: push"), 10, "steps[0].servers.zeromq.knobs.pattern", "pattern push (PUSH raw payloads to PULL, counted at the sink) needs method Echo"},
@@ -165,7 +166,7 @@ servers:
   grpc:
     knobs: {max_concurrent_streams: 1_000, max_payload_bytes: 32MiB}
   python-grpc:
-    knobs: {mode: aio, gzip: true}
+    knobs: {mode: aio}
 defaults:
   warmup: 1s
   duration: 2s

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/protobench/protobench/internal/cputopo"
 )
 
 // StartOverhead is the time the estimate adds per run for starting the capped server, waiting
@@ -28,7 +30,12 @@ type PlanOptions struct {
 	Repeat int      // > 0: repeats for every step, overriding the file (and Quick's 1)
 	Only   string   // step filter: comma-separated globs or substrings of step names
 	Tools  []string // keep only runs with these tools
-	Cores  int      // host cores for the CPU layout; 0 means runtime.NumCPU()
+	Cores  int      // host cores for the CPU layout when Topology is nil; 0 means runtime.NumCPU()
+	// Topology is the host's CPU topology the layout places on (cputopo.Host); nil means
+	// cputopo.Flat(Cores): each CPU a core of its own. ForceLayout keeps a layout override that
+	// puts server and client on SMT siblings of one core (--force-layout).
+	Topology    *cputopo.Topology
+	ForceLayout bool
 	// Seed, when not 0, shuffles the order of the runs within each repeat of a step (see
 	// shuffleRepeat); the same seed gives the same order, so a resume replays it.
 	Seed uint64
@@ -67,6 +74,9 @@ type Run struct {
 	// RequestsPerConnection is the step's connection churn: each connection carries that many
 	// requests, then closes (0: reused for the whole run).
 	RequestsPerConnection int
+	// Compression is the step's compression, none or gzip: the server's (the runner hands a
+	// reference server targets.CompressionEnv) and the tool's.
+	Compression string
 
 	Warmup   time.Duration
 	Duration time.Duration
@@ -80,11 +90,14 @@ type Run struct {
 
 // Plan is the ordered list of runs for one invocation, and how long it should take.
 type Plan struct {
-	Scenario      *Scenario
-	Options       PlanOptions
-	Layout        Layout
-	Runs          []Run
-	Notes         []string      // adjustments worth telling the user (clamped caps, shared cores)
+	Scenario *Scenario
+	Options  PlanOptions
+	Layout   Layout
+	Runs     []Run
+	Notes    []string // adjustments worth telling the user (clamped caps, shared cores)
+	// Headline is the name of the step the answer leads with (Scenario.HeadlineStep), which
+	// runs first; "" when no step compares two targets.
+	Headline      string
 	TotalDuration time.Duration // estimate, StartOverhead included
 }
 
@@ -93,23 +106,14 @@ type Plan struct {
 // host (thermal, noisy neighbours, a VM's CPU cost moving over minutes) spreads over all the
 // cells a step compares instead of biasing the last ones.
 func (s *Scenario) Plan(opts PlanOptions) (*Plan, error) {
-	if opts.Repeat < 0 || opts.Repeat > maxRepeats {
-		return nil, fmt.Errorf("--repeat: expected 1 to %d, got %d", maxRepeats, opts.Repeat)
-	}
-	for _, t := range opts.Tools {
-		if !contains(Tools, t) {
-			return nil, fmt.Errorf("--tools: unknown tool %q; expected one of %s", t, strings.Join(Tools, ", "))
-		}
+	if err := opts.check(); err != nil {
+		return nil, err
 	}
 	only, err := compileFilter(opts.Only)
 	if err != nil {
 		return nil, err
 	}
-	cores := opts.Cores
-	if cores <= 0 {
-		cores = runtime.NumCPU()
-	}
-	layout, err := resolveLayout(s, cores)
+	layout, err := resolveLayout(s, opts.topology(), opts.ForceLayout)
 	if err != nil {
 		return nil, err
 	}
@@ -117,46 +121,19 @@ func (s *Scenario) Plan(opts PlanOptions) (*Plan, error) {
 	if layout.Shared {
 		p.note("server and load tools share cpuset %s: results include their contention", layout.ServerCPUSet)
 	}
-	index := 0
-	matched := false
-	for i := range s.Steps {
-		st := &s.Steps[i]
-		timing := s.Defaults
-		st.Timing.apply(&timing)
-		timing = adjustTiming(timing, opts)
-		variants := st.Variants()
-		for rep := 1; rep <= timing.Repeats; rep++ {
-			first := len(p.Runs)
-			for _, v := range variants {
-				keep := only(v.Name) || only(st.Name)
-				matched = matched || keep
-				for _, target := range v.Targets {
-					t, _ := s.Target(target)
-					if !v.appliesTo(t) {
-						continue
-					}
-					for _, tool := range v.Tools {
-						if ok, _ := s.compatible(tool, target); !ok {
-							continue
-						}
-						if ok, _ := transportCompatible(tool, t, v.HTTPVersion, v.Encoding); !ok {
-							continue
-						}
-						index++
-						if index > maxRuns {
-							return nil, fmt.Errorf("%s: the plan has more than %d runs; shrink the matrices or repeats", s.Path, maxRuns)
-						}
-						if !keep || (len(opts.Tools) > 0 && !contains(opts.Tools, tool)) {
-							continue
-						}
-						p.Runs = append(p.Runs, p.makeRun(index, st, v, rep, timing, target, tool))
-					}
-				}
-			}
-			shuffleRepeat(p.Runs[first:], opts.Seed, i, rep)
+	if len(layout.Flags) > 0 {
+		p.note("CPU layout: %s; every record is flagged %s", layout.Reason, strings.Join(layout.Flags, ", "))
+	}
+	if h := s.HeadlineStep(); h >= 0 {
+		p.Headline = s.Steps[h].Name
+	}
+	b := &planBuilder{plan: p, only: only}
+	for _, i := range s.stepOrder() {
+		if err := b.addStep(i); err != nil {
+			return nil, err
 		}
 	}
-	if !matched {
+	if !b.matched {
 		return nil, fmt.Errorf("--only %q matches no step; steps are %s", opts.Only, strings.Join(s.variantNames(), ", "))
 	}
 	if len(p.Runs) == 0 {
@@ -166,6 +143,92 @@ func (s *Scenario) Plan(opts PlanOptions) (*Plan, error) {
 		p.TotalDuration += StartOverhead + r.Warmup + r.Duration + r.Cooldown
 	}
 	return p, nil
+}
+
+// check refuses options no scenario could satisfy, before the plan is built.
+func (opts PlanOptions) check() error {
+	if opts.Repeat < 0 || opts.Repeat > maxRepeats {
+		return fmt.Errorf("--repeat: expected 1 to %d, got %d", maxRepeats, opts.Repeat)
+	}
+	for _, t := range opts.Tools {
+		if !contains(Tools, t) {
+			return fmt.Errorf("--tools: unknown tool %q; expected one of %s", t, strings.Join(Tools, ", "))
+		}
+	}
+	return nil
+}
+
+// topology is the CPU topology the layout places on: the given one, or Cores (this machine's
+// CPUs when 0) as flat cores.
+func (opts PlanOptions) topology() *cputopo.Topology {
+	if opts.Topology != nil {
+		return opts.Topology
+	}
+	cores := opts.Cores
+	if cores <= 0 {
+		cores = runtime.NumCPU()
+	}
+	return cputopo.Flat(cores, "")
+}
+
+// planBuilder appends a scenario's runs to a plan step by step. index counts every run the
+// scenario has, filtered or not, so a run keeps its ID whatever --only and --tools select.
+type planBuilder struct {
+	plan    *Plan
+	only    func(string) bool
+	index   int
+	matched bool // some step or variant matched --only
+}
+
+// addStep adds the runs of step i, repeat by repeat, each repeat shuffled on its own.
+func (b *planBuilder) addStep(i int) error {
+	s, opts := b.plan.Scenario, b.plan.Options
+	st := &s.Steps[i]
+	timing := s.Defaults
+	st.Timing.apply(&timing)
+	timing = adjustTiming(timing, opts)
+	variants := st.Variants()
+	for rep := 1; rep <= timing.Repeats; rep++ {
+		first := len(b.plan.Runs)
+		for _, v := range variants {
+			if err := b.addVariant(st, v, rep, timing); err != nil {
+				return err
+			}
+		}
+		shuffleRepeat(b.plan.Runs[first:], opts.Seed, i, rep)
+	}
+	return nil
+}
+
+// addVariant adds one repeat of a variant: a run for every target and tool pair that can run
+// it.
+func (b *planBuilder) addVariant(st *Step, v Variant, rep int, timing Timing) error {
+	s, opts := b.plan.Scenario, b.plan.Options
+	keep := b.only(v.Name) || b.only(st.Name)
+	b.matched = b.matched || keep
+	for _, target := range v.Targets {
+		t, _ := s.Target(target)
+		if !v.appliesTo(t) {
+			continue
+		}
+		for _, tool := range v.Tools {
+			if ok, _ := s.compatible(tool, target); !ok {
+				continue
+			}
+			if ok, _ := transportCompatible(tool, t, v.HTTPVersion, v.Encoding); !ok {
+				continue
+			}
+			b.index++
+			if b.index > maxRuns {
+				return fmt.Errorf("%s: the plan has more than %d runs; shrink the matrices or repeats", s.Path, maxRuns)
+			}
+			if !keep || (len(opts.Tools) > 0 && !contains(opts.Tools, tool)) {
+				continue
+			}
+			b.plan.Runs = append(b.plan.Runs, b.plan.makeRun(b.index, st, v, rep, timing, target, tool))
+		}
+	}
+	return nil
 }
 
 // shuffleRepeat puts one repeat's runs of a step in a random order drawn from the seed, the
@@ -232,6 +295,10 @@ func (p *Plan) makeRun(index int, st *Step, v Variant, rep int, timing Timing, t
 		if env, v, ok := KnobEnv(t, k, val); ok {
 			r.Knobs[k], r.Env[env] = val, v
 		}
+	}
+	r.Compression = v.Compression
+	if r.Compression == "" {
+		r.Compression = CompressionNone
 	}
 	r.Caps = p.capsFor(st, target)
 	return r

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/protobench/protobench/internal/cputopo"
 )
 
 const planSrc = `name: p
@@ -194,7 +196,7 @@ func TestAutoLayout(t *testing.T) {
 		{16, "0-6", "7-14", "15", false},
 	}
 	for _, tc := range cases {
-		l := AutoLayout(tc.cores)
+		l := AutoLayout(cputopo.Flat(tc.cores, ""))
 		if l.ServerCPUSet != tc.server || l.ClientCPUSet != tc.client || l.ObservabilityCPUSet != tc.obser || l.Shared != tc.shared {
 			t.Errorf("AutoLayout(%d) = %+v", tc.cores, l)
 		}
@@ -249,13 +251,13 @@ steps:
 	if !reflect.DeepEqual(b.Env, wantEnv) {
 		t.Errorf("env = %v, want %v", b.Env, wantEnv)
 	}
-	py := mustParse(t, "name: py\ndescription: d\nservers:\n  python-grpc:\n    knobs: {mode: aio, gzip: true, threads: 4}\nsteps:\n  - {name: s, targets: [python-grpc], method: Echo}\n")
+	py := mustParse(t, "name: py\ndescription: d\nservers:\n  python-grpc:\n    knobs: {mode: aio, threads: 4}\nsteps:\n  - {name: s, targets: [python-grpc], method: Echo}\n")
 	pp, err := py.Plan(PlanOptions{Cores: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantPy := map[string]string{"PROTOBENCH_PY_MODE": "aio", "PROTOBENCH_PY_GZIP": "1", "PROTOBENCH_PY_THREADS": "4"}
-	if !reflect.DeepEqual(pp.Runs[0].Env, wantPy) || pp.Runs[0].Knobs["gzip"] != "true" {
+	wantPy := map[string]string{"PROTOBENCH_PY_MODE": "aio", "PROTOBENCH_PY_THREADS": "4"}
+	if !reflect.DeepEqual(pp.Runs[0].Env, wantPy) || pp.Runs[0].Knobs["mode"] != "aio" {
 		t.Errorf("python env = %v knobs = %v, want %v", pp.Runs[0].Env, pp.Runs[0].Knobs, wantPy)
 	}
 	if len(byID["a/rest"].Env) != 0 {

@@ -25,6 +25,9 @@ func (p *Plan) Print(w io.Writer) error {
 	l := p.Layout
 	ew.printf("host      %d cores: server cpuset %s, client cpuset %s, observability cpuset %s%s\n",
 		l.Cores, l.ServerCPUSet, l.ClientCPUSet, l.ObservabilityCPUSet, l.StackNote())
+	if l.FromHost() {
+		ew.printf("layout    %s\n", l.Reason)
+	}
 	if opts := p.describeOptions(); opts != "" {
 		ew.printf("options   %s\n", opts)
 	}
@@ -58,6 +61,9 @@ func (p *Plan) Print(w io.Writer) error {
 		topology := fmt.Sprintf("%d×%d", r.Connections, r.Concurrency)
 		if r.TLS {
 			topology += " tls"
+		}
+		if r.Compression == CompressionGzip {
+			topology += " gzip"
 		}
 		if r.RequestsPerConnection > 0 {
 			topology += fmt.Sprintf(" %d/conn", r.RequestsPerConnection)

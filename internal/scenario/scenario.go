@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -131,6 +130,8 @@ type Step struct {
 	// RequestsPerConnection closes each connection after that many requests and opens a new
 	// one (connection churn); 0, written forever, reuses connections for the whole run.
 	RequestsPerConnection int
+	// Compression is none (the default) or gzip (compression.go).
+	Compression string
 
 	Timing  TimingOverride
 	Caps    Caps
@@ -166,14 +167,15 @@ type Matrix struct {
 	TLS          []bool
 	// RequestsPerConnection holds 0 for forever.
 	RequestsPerConnection []int
+	Compression           []string
 	Line                  int
 }
 
 // Load reads and validates the scenario file at path.
 func Load(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("scenario: %w", err)
+		return nil, err
 	}
 	sc, err := Parse(path, data)
 	if err != nil {
@@ -203,6 +205,9 @@ var syntaxLine = regexp.MustCompile(`line (\d+)`)
 
 // Parse validates data as the scenario file named file (used only in error messages).
 func Parse(file string, data []byte) (*Scenario, error) {
+	if err := checkSize(file, data); err != nil {
+		return nil, err
+	}
 	d := &decoder{collector: collector{file: file}}
 	root, err := parseYAML(data)
 	if err != nil {

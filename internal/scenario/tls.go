@@ -24,24 +24,15 @@ func (d *decoder) matrixTLSHandlers(m *Matrix, pos map[string]int, h map[string]
 // expandTLS multiplies the variants by the matrix's tls values; a TLS variant's name ends in
 // -tls and a cleartext one's in -clear, so both sit side by side in one step.
 func expandTLS(in []Variant, values []bool) []Variant {
-	if len(values) == 0 {
-		return in
-	}
-	out := make([]Variant, 0, len(in)*len(values))
-	for _, v := range in {
-		for _, x := range values {
-			w := v
-			w.TLS = x
-			suffix := "-clear"
-			if x {
-				suffix = "-tls"
-			}
-			w.Name += suffix
-			w.plainName += suffix
-			out = append(out, w)
+	return expandAxis(in, values, func(v *Variant, x bool) {
+		v.TLS = x
+		suffix := "-clear"
+		if x {
+			suffix = "-tls"
 		}
-	}
-	return out
+		v.Name += suffix
+		v.plainName += suffix
+	})
 }
 
 // validateTLS refuses a TLS step on a target or tool that cannot speak it, naming why.

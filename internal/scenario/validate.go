@@ -5,168 +5,6 @@ import (
 	"strings"
 )
 
-// Variant is one combination of a step's matrix: a step as it will run, before repeats.
-type Variant struct {
-	Name        string // base name plus one suffix per matrix dimension, e.g. sweep-conn200
-	Step        *Step
-	Targets     []string
-	Tools       []string
-	Connections int
-	Concurrency int
-	Rate        float64
-	// LoadPercent is the share of the capacity step's slowest target this variant offers
-	// (Step.RateFrom); Rate is then 0 until the run resolves it.
-	LoadPercent  float64
-	PayloadBytes int
-	InFlight     int
-	HTTPVersion  string // "" for the default
-	Encoding     string
-	TLS          bool
-	// RequestsPerConnection is the variant's connection churn, 0 for none (Step).
-	RequestsPerConnection int
-	// ConnectionsSet says the file fixed connections; otherwise in_flight picks each target's
-	// natural topology.
-	ConnectionsSet bool
-	plainName      string // Name without the http_version and encoding suffixes
-}
-
-// Variants expands the step's matrix in a fixed order (connections, concurrency, payload_bytes,
-// rate, the later ones varying fastest). A step without a matrix has one variant.
-func (st *Step) Variants() []Variant {
-	base := Variant{
-		Name: st.Name, Step: st,
-		Targets: st.Targets, Tools: st.Tools,
-		Connections: st.Connections, Concurrency: st.Concurrency,
-		Rate: st.Rate, PayloadBytes: st.PayloadBytes,
-		InFlight: st.InFlight, HTTPVersion: st.HTTPVersion, Encoding: st.Encoding, TLS: st.TLS,
-		RequestsPerConnection: st.RequestsPerConnection,
-		ConnectionsSet:        st.Connections > 0 || (st.Matrix != nil && len(st.Matrix.Connections) > 0),
-	}
-	if base.Connections == 0 {
-		base.Connections = 1
-	}
-	if base.Concurrency == 0 {
-		base.Concurrency = 1
-	}
-	m := st.Matrix
-	if m != nil {
-		if len(m.Targets) > 0 {
-			base.Targets = m.Targets
-		}
-		if len(m.Tools) > 0 {
-			base.Tools = m.Tools
-		}
-	}
-	if len(base.Tools) == 0 {
-		base.Tools = []string{ToolProtobench}
-	}
-	out := []Variant{base}
-	if m == nil {
-		out = expandLoad(out, st.RateFrom)
-		for i := range out {
-			out[i].plainName = out[i].Name
-		}
-		return out
-	}
-	// Each dimension multiplies the list; an empty dimension leaves it unchanged.
-	out = expandInts(out, m.Connections, func(v *Variant, x int) { v.Connections = x; v.Name += fmt.Sprintf("-conn%d", x) })
-	out = expandInts(out, m.Concurrency, func(v *Variant, x int) { v.Concurrency = x; v.Name += fmt.Sprintf("-c%d", x) })
-	out = expandInts(out, m.PayloadBytes, func(v *Variant, x int) {
-		v.PayloadBytes = x
-		v.Name += "-p" + strings.ToLower(FormatSize(int64(x)))
-	})
-	if len(m.Rate) > 0 {
-		var next []Variant
-		for _, v := range out {
-			for _, r := range m.Rate {
-				w := v
-				w.Rate = r
-				w.Name += "-rate" + formatFloat(r)
-				next = append(next, w)
-			}
-		}
-		out = next
-	}
-	out = expandInts(out, m.InFlight, func(v *Variant, x int) { v.InFlight = x; v.Name += fmt.Sprintf("-inflight%d", x) })
-	out = expandLoad(out, st.RateFrom)
-	for i := range out {
-		out[i].plainName = out[i].Name
-	}
-	out = expandTLS(out, m.TLS)
-	out = expandChurn(out, m.RequestsPerConnection)
-	out = expandStrings(out, m.HTTPVersion, func(v *Variant, x string) { v.HTTPVersion = x; v.Name += "-h" + strings.TrimSuffix(x, ".1") })
-	out = expandStrings(out, m.Encoding, func(v *Variant, x string) { v.Encoding = x; v.Name += "-" + x })
-	return out
-}
-
-// expandLoad makes one variant per rate_from percentage, named -load25 and so on.
-func expandLoad(in []Variant, rf *RateFrom) []Variant {
-	if rf == nil || len(rf.Percent) == 0 {
-		return in
-	}
-	out := make([]Variant, 0, len(in)*len(rf.Percent))
-	for _, v := range in {
-		for _, p := range rf.Percent {
-			w := v
-			w.LoadPercent = p
-			w.Name += "-load" + formatFloat(p)
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-func expandStrings(in []Variant, values []string, set func(*Variant, string)) []Variant {
-	if len(values) == 0 {
-		return in
-	}
-	out := make([]Variant, 0, len(in)*len(values))
-	for _, v := range in {
-		for _, x := range values {
-			w := v
-			set(&w, x)
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-func expandInts(in []Variant, values []int, set func(*Variant, int)) []Variant {
-	if len(values) == 0 {
-		return in
-	}
-	out := make([]Variant, 0, len(in)*len(values))
-	for _, v := range in {
-		for _, x := range values {
-			w := v
-			set(&w, x)
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-// matrixSize is the number of variants without building them, so a huge matrix is refused
-// before it is expanded.
-func (st *Step) matrixSize() int {
-	n := 1
-	if st.RateFrom != nil && len(st.RateFrom.Percent) > 0 {
-		n = len(st.RateFrom.Percent)
-	}
-	if st.Matrix == nil {
-		return n
-	}
-	for _, l := range []int{len(st.Matrix.Connections), len(st.Matrix.Concurrency), len(st.Matrix.PayloadBytes), len(st.Matrix.Rate), len(st.Matrix.InFlight), len(st.Matrix.HTTPVersion), len(st.Matrix.Encoding), len(st.Matrix.TLS), len(st.Matrix.RequestsPerConnection)} {
-		if l > 0 {
-			n *= l
-			if n > maxVariants {
-				return n
-			}
-		}
-	}
-	return n
-}
-
 // compatible reports whether tool can drive target, and why not.
 func (s *Scenario) compatible(tool, target string) (bool, string) {
 	c, ok := capabilities(tool)
@@ -229,6 +67,7 @@ func validate(d *decoder, sc *Scenario) {
 			validateTransport(d, st, field)
 			validateTLS(d, sc, st, field)
 			validateChurn(d, sc, st, field)
+			validateCompression(d, sc, st, field)
 		}
 	}
 	variantNames := map[string]string{}
@@ -249,82 +88,130 @@ func validate(d *decoder, sc *Scenario) {
 	}
 }
 
+// stepKeys places a step's keys for error messages: the line of a key (the step's own line when
+// the key was not written) and its full field path.
+type stepKeys struct {
+	st    *Step
+	field string
+}
+
+func (k stepKeys) line(key string) int {
+	if l, ok := k.st.pos[key]; ok {
+		return l
+	}
+	return k.st.Line
+}
+
+func (k stepKeys) at(key string) string { return k.field + "." + key }
+
+// indexed is the line and field of element i of a list key such as tools or matrix.targets.
+func (k stepKeys) indexed(key string, i int) (int, string) {
+	return k.line(fmt.Sprintf("%s[%d]", key, i)), fmt.Sprintf("%s[%d]", k.at(key), i)
+}
+
+// validateStep checks one step: what it sends, its matrix, its targets, the load model, then
+// how tools, targets and payloads fit. A missing method or targets, or a matrix too large to
+// expand, ends the step's checks: the later ones would only repeat the fault.
 func validateStep(d *decoder, sc *Scenario, st *Step, field string) {
-	line := func(key string) int {
-		if l, ok := st.pos[key]; ok {
-			return l
-		}
-		return st.Line
-	}
-	at := func(key string) string { return field + "." + key }
-
-	switch {
-	case st.Method == "" && len(st.Mix) == 0:
-		d.add(st.Line, field, "missing key \"method\" (or \"mix\" for several methods)")
+	k := stepKeys{st: st, field: field}
+	if !validateMethodOrMix(d, st, k) || !validateMatrixKeys(d, st, k) {
 		return
-	case st.Method != "" && len(st.Mix) > 0:
-		d.add(line("mix"), at("mix"), "give either method or mix, not both")
-		return
-	case len(st.Mix) > 0:
-		st.Method = mixString(st.Mix)
 	}
-
-	m := st.Matrix
-	if m != nil {
-		for _, dup := range []struct {
-			key              string
-			onStep, inMatrix bool
-		}{
-			{"targets", len(st.Targets) > 0, len(m.Targets) > 0},
-			{"tools", len(st.Tools) > 0, len(m.Tools) > 0},
-			{"connections", st.Connections > 0, len(m.Connections) > 0},
-			{"concurrency", st.Concurrency > 0, len(m.Concurrency) > 0},
-			{"payload_bytes", hasKey(st.pos, "payload_bytes"), len(m.PayloadBytes) > 0},
-			{"rate", st.Rate > 0, len(m.Rate) > 0},
-		} {
-			if dup.onStep && dup.inMatrix {
-				d.add(line("matrix."+dup.key), at("matrix."+dup.key), "%s is given both on the step and in its matrix; keep one", dup.key)
-			}
-		}
-		if n := st.matrixSize(); n > maxVariants {
-			d.add(m.Line, at("matrix"), "expands to %d variants; at most %d are allowed", n, maxVariants)
-			return
-		}
-	}
-	if len(st.Targets) == 0 && (m == nil || len(m.Targets) == 0) {
+	if len(st.Targets) == 0 && (st.Matrix == nil || len(st.Matrix.Targets) == 0) {
 		d.add(st.Line, field, "missing key \"targets\"")
 		return
 	}
+	hasRate := validateModel(d, sc, st, k)
+	v := st.Variants()[0]
+	validateTools(d, sc, st, k, v, hasRate)
+	methods := []string{st.Method}
+	if len(st.Mix) > 0 {
+		methods = sortedKeys(st.Mix)
+	}
+	validatePattern(d, sc, st, field, v.Targets, methods)
+	validateTargets(d, sc, st, k, v, methods)
+	validatePayload(d, sc, st, k, v)
+	validateStepTargetRefs(d, st, k, v)
+}
 
+// validateMethodOrMix requires exactly one of method and mix, and names a mix's method string.
+func validateMethodOrMix(d *decoder, st *Step, k stepKeys) bool {
+	switch {
+	case st.Method == "" && len(st.Mix) == 0:
+		d.add(st.Line, k.field, "missing key \"method\" (or \"mix\" for several methods)")
+		return false
+	case st.Method != "" && len(st.Mix) > 0:
+		d.add(k.line("mix"), k.at("mix"), "give either method or mix, not both")
+		return false
+	case len(st.Mix) > 0:
+		st.Method = mixString(st.Mix)
+	}
+	return true
+}
+
+// validateMatrixKeys refuses a key given both on the step and in its matrix, and a matrix too
+// large to expand; it returns false for the latter.
+func validateMatrixKeys(d *decoder, st *Step, k stepKeys) bool {
+	m := st.Matrix
+	if m == nil {
+		return true
+	}
+	for _, dup := range []struct {
+		key              string
+		onStep, inMatrix bool
+	}{
+		{"targets", len(st.Targets) > 0, len(m.Targets) > 0},
+		{"tools", len(st.Tools) > 0, len(m.Tools) > 0},
+		{"connections", st.Connections > 0, len(m.Connections) > 0},
+		{"concurrency", st.Concurrency > 0, len(m.Concurrency) > 0},
+		{"payload_bytes", hasKey(st.pos, "payload_bytes"), len(m.PayloadBytes) > 0},
+		{"rate", st.Rate > 0, len(m.Rate) > 0},
+	} {
+		if dup.onStep && dup.inMatrix {
+			d.add(k.line("matrix."+dup.key), k.at("matrix."+dup.key), "%s is given both on the step and in its matrix; keep one", dup.key)
+		}
+	}
+	if n := st.matrixSize(); n > maxVariants {
+		d.add(m.Line, k.at("matrix"), "expands to %d variants; at most %d are allowed", n, maxVariants)
+		return false
+	}
+	return true
+}
+
+// validateModel defaults the model to closed and checks it agrees with the step's rates
+// (rate, matrix.rate or rate_from). It reports whether the step has a rate.
+func validateModel(d *decoder, sc *Scenario, st *Step, k stepKeys) bool {
+	m := st.Matrix
 	if st.Model == "" {
 		st.Model = ModelClosed
 	}
 	hasRate := st.Rate > 0 || (m != nil && len(m.Rate) > 0)
 	if rf := st.RateFrom; rf != nil {
-		validateRateFrom(d, sc, st, hasRate, line("rate_from"), at("rate_from"))
+		validateRateFrom(d, sc, st, hasRate, k.line("rate_from"), k.at("rate_from"))
 		hasRate = true
 	}
-	rateLine, rateField := line("rate"), at("rate")
+	rateLine, rateField := k.line("rate"), k.at("rate")
 	if st.Rate == 0 && hasRate {
-		rateLine, rateField = line("matrix.rate"), at("matrix.rate")
+		rateLine, rateField = k.line("matrix.rate"), k.at("matrix.rate")
 	}
 	switch {
 	case st.Model == ModelOpen && !hasRate:
-		d.add(line("model"), at("model"), "model open needs a rate (requests per second, on the step or in its matrix)")
+		d.add(k.line("model"), k.at("model"), "model open needs a rate (requests per second, on the step or in its matrix)")
 	case st.Model == ModelClosed && hasRate:
 		d.add(rateLine, rateField, "rate applies to model: open only; a closed loop sends as fast as responses return")
 	}
+	return hasRate
+}
 
-	v := st.Variants()[0]
-	toolsKey, targetsKey := "tools", "targets"
-	if m != nil && len(m.Tools) > 0 {
+// validateTools checks each tool of the step can drive one of its targets with the step's model
+// and methods.
+func validateTools(d *decoder, sc *Scenario, st *Step, k stepKeys, v Variant, hasRate bool) {
+	toolsKey := "tools"
+	if st.Matrix != nil && len(st.Matrix.Tools) > 0 {
 		toolsKey = "matrix.tools"
 	}
-	if m != nil && len(m.Targets) > 0 {
-		targetsKey = "matrix.targets"
-	}
 	for i, tool := range v.Tools {
-		tf, tl := fmt.Sprintf("%s[%d]", at(toolsKey), i), line(fmt.Sprintf("%s[%d]", toolsKey, i))
+		tl, tf := k.indexed(toolsKey, i)
 		info, _ := capabilities(tool)
 		speaks := false
 		for _, t := range v.Targets {
@@ -345,15 +232,17 @@ func validateStep(d *decoder, sc *Scenario, st *Step, field string) {
 			d.add(tl, tf, "%s cannot send method %s: %s", tool, st.Method, info.Limits)
 		}
 	}
+}
 
-	methods := []string{st.Method}
-	if len(st.Mix) > 0 {
-		methods = sortedKeys(st.Mix)
+// validateTargets checks each target implements the step's methods and some tool of the step
+// can drive it.
+func validateTargets(d *decoder, sc *Scenario, st *Step, k stepKeys, v Variant, methods []string) {
+	targetsKey := "targets"
+	if st.Matrix != nil && len(st.Matrix.Targets) > 0 {
+		targetsKey = "matrix.targets"
 	}
-	validatePattern(d, sc, st, field, v.Targets, methods)
-
 	for i, t := range v.Targets {
-		tf, tl := fmt.Sprintf("%s[%d]", at(targetsKey), i), line(fmt.Sprintf("%s[%d]", targetsKey, i))
+		tl, tf := k.indexed(targetsKey, i)
 		target, _ := sc.Target(t)
 		for _, method := range methods {
 			if !target.Implements(method) {
@@ -370,34 +259,37 @@ func validateStep(d *decoder, sc *Scenario, st *Step, field string) {
 			d.add(tl, tf, "no tool of this step can drive %s; add protobench", t)
 		}
 	}
+}
 
-	payloads := []int{st.PayloadBytes}
-	if m != nil && len(m.PayloadBytes) > 0 {
-		payloads = m.PayloadBytes
-	}
-	payloadKey := "payload_bytes"
-	if m != nil && len(m.PayloadBytes) > 0 {
-		payloadKey = "matrix.payload_bytes"
+// validatePayload checks the largest payload suits the step's methods and every target's
+// max_payload_bytes knob.
+func validatePayload(d *decoder, sc *Scenario, st *Step, k stepKeys, v Variant) {
+	payloads, payloadKey := []int{st.PayloadBytes}, "payload_bytes"
+	if m := st.Matrix; m != nil && len(m.PayloadBytes) > 0 {
+		payloads, payloadKey = m.PayloadBytes, "matrix.payload_bytes"
 	}
 	maxPayload := 0
 	for _, p := range payloads {
 		maxPayload = max(maxPayload, p)
 	}
 	if maxPayload > 0 && !isPayloadMethod(st.Method, st.Mix) {
-		d.add(line(payloadKey), at(payloadKey), "payload_bytes applies to Echo, EchoStream and Publish only, not %s", st.Method)
+		d.add(k.line(payloadKey), k.at(payloadKey), "payload_bytes applies to Echo, EchoStream and Publish only, not %s", st.Method)
 	}
 	for _, t := range v.Targets {
 		if limit := maxPayloadFor(knobsFor(sc, st, t)); int64(maxPayload) > limit {
-			d.add(line(payloadKey), at(payloadKey), "payload %s exceeds %s's max_payload_bytes %s; raise the knob", FormatSize(int64(maxPayload)), t, FormatSize(limit))
+			d.add(k.line(payloadKey), k.at(payloadKey), "payload %s exceeds %s's max_payload_bytes %s; raise the knob", FormatSize(int64(maxPayload)), t, FormatSize(limit))
 		}
 	}
+}
 
+// validateStepTargetRefs checks that baseline and the servers keys name targets the step runs.
+func validateStepTargetRefs(d *decoder, st *Step, k stepKeys, v Variant) {
 	if st.Baseline != "" && !contains(v.Targets, st.Baseline) {
-		d.add(line("baseline"), at("baseline"), "baseline %s is not among the step's targets (%s)", st.Baseline, strings.Join(v.Targets, ", "))
+		d.add(k.line("baseline"), k.at("baseline"), "baseline %s is not among the step's targets (%s)", st.Baseline, strings.Join(v.Targets, ", "))
 	}
 	for _, t := range sortedKeys(st.Servers) {
 		if !contains(v.Targets, t) {
-			d.add(line("servers"), at("servers."+t), "the step does not run target %s", t)
+			d.add(k.line("servers"), k.at("servers."+t), "the step does not run target %s", t)
 		}
 	}
 }

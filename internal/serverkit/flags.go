@@ -28,13 +28,26 @@ type Config struct {
 	MetricsListen   string // metrics/health listener, host:port
 	MaxPayloadBytes int
 	ShutdownTimeout time.Duration
+	// HandlerCPU is CPU time every request burns on top of its work (calibration's injected
+	// slowdown; 0 in every real comparison).
+	HandlerCPU time.Duration
 	// Probe asks the process to check its own /healthz and exit instead of serving.
 	Probe bool
 	// Knobs are the protocol's own tuning values, in declaration order.
 	Knobs []Knob
 	// TLS, when its CertFile is set, makes BindConfig terminate TLS.
 	TLS TLSConfig
+	// Compression is CompressionNone (the default: the server compresses nothing, whatever a
+	// client advertises) or CompressionGzip (it compresses replies); a server that cannot
+	// compress refuses gzip at start (Spec.Gzip).
+	Compression string
 }
+
+// Compression values (targets.Compressions).
+const (
+	CompressionNone = "none"
+	CompressionGzip = "gzip"
+)
 
 // Flags declares a server's flags. Each flag has an environment variable; after Parse, a flag
 // given on the command line wins, then a set environment variable, then the default. Compose
@@ -206,11 +219,15 @@ func (f *Flags) common(cfg *Config, defaultListen string) {
 	f.add("listen", "PROTOBENCH_LISTEN", "main listen address host:port", false, (*stringValue)(&cfg.Listen), nil)
 	f.add("metrics-listen", "PROTOBENCH_METRICS_LISTEN", "metrics, /healthz and /config listen address host:port", false, (*stringValue)(&cfg.MetricsListen), nil)
 	f.add("max-payload-bytes", "PROTOBENCH_MAX_PAYLOAD_BYTES", "largest accepted payload in bytes; larger requests get the protocol's size error, and a message above it plus 1 KiB of framing is refused unread", false, (*intValue)(&cfg.MaxPayloadBytes), nil)
+	f.add("handler-cpu", "PROTOBENCH_HANDLER_CPU", "CPU time every request burns on top of its work, in integer rounds calibrated at start against the thread's CPU clock: a known slowdown for calibration (0 to 1ms)", false, (*durationValue)(&cfg.HandlerCPU), nil)
 	f.add("shutdown-timeout", "PROTOBENCH_SHUTDOWN_TIMEOUT", "how long a graceful stop waits for in-flight calls before closing connections", false, (*durationValue)(&cfg.ShutdownTimeout), nil)
 	f.add("tls-cert", "PROTOBENCH_TLS_CERT", "serve TLS with this PEM certificate (with --tls-key); empty: cleartext", false, (*stringValue)(&cfg.TLS.CertFile), nil)
 	f.add("tls-key", "PROTOBENCH_TLS_KEY", "PEM private key of --tls-cert", false, (*stringValue)(&cfg.TLS.KeyFile), nil)
 	f.add("tls-alpn", "PROTOBENCH_TLS_ALPN", "ALPN protocols offered, comma-separated (the target registry sets them: h2 for gRPC)", false, (*listValue)(&cfg.TLS.ALPN), nil)
 	f.add("tls-handshake-timeout", "PROTOBENCH_TLS_HANDSHAKE_TIMEOUT", "time a client has to finish its TLS handshake", false, (*durationValue)(&cfg.TLS.HandshakeTimeout), nil)
+	cfg.Compression = CompressionNone
+	f.add("compression", "PROTOBENCH_COMPRESSION", "none (compress nothing, whatever a client advertises) or gzip (compress replies; the step's compression)", false, (*stringValue)(&cfg.Compression), nil)
+	f.add("tls-max-handshakes", "PROTOBENCH_TLS_MAX_HANDSHAKES", "TLS handshakes in progress at most; beyond it connections wait in the backlog (0: 1024)", false, (*intValue)(&cfg.TLS.MaxHandshakes), nil)
 	f.fs.Var((*boolValue)(&cfg.Probe), "probe", "GET this server's own /healthz and exit 0 if it answers 200 (compose healthcheck)")
 }
 

@@ -19,6 +19,11 @@ const (
 	// DefaultMaxConcurrentStreams is net/http's own HTTP/2 default, enough for the 100 requests
 	// in flight on one connection that the topology sweeps run.
 	DefaultMaxConcurrentStreams = 250
+	// DefaultIdleTimeout closes a keep-alive connection nobody has used for this long, so that
+	// idle connections cannot pile up without end (net/http keeps them forever when both this
+	// and ReadTimeout are 0). Two minutes is well beyond any pause inside a step (warm-up to
+	// measurement, a stream's gaps), and each step starts a fresh server.
+	DefaultIdleTimeout = 2 * time.Minute
 )
 
 // HTTPOptions are the transport settings every HTTP server shares.
@@ -30,8 +35,7 @@ type HTTPOptions struct {
 	// ReadTimeout bounds how long a request body may take to arrive, counted from when its
 	// handler starts reading it (see BodyDeadline). 0 means DefaultReadTimeout.
 	ReadTimeout time.Duration
-	// IdleTimeout closes keep-alive connections idle this long; 0 keeps them open (benchmarks
-	// reuse connections across long pauses such as a warm-up gap).
+	// IdleTimeout closes keep-alive connections idle this long; 0 means DefaultIdleTimeout.
 	IdleTimeout time.Duration
 	// MaxConcurrentStreams bounds the HTTP/2 streams per connection; 0 means
 	// DefaultMaxConcurrentStreams.
@@ -49,14 +53,17 @@ func (o HTTPOptions) WithDefaults() HTTPOptions {
 	if o.MaxConcurrentStreams <= 0 {
 		o.MaxConcurrentStreams = DefaultMaxConcurrentStreams
 	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
 	return o
 }
 
 // DeclareHTTP adds the HTTP knobs to fs (the same flags and variables on every HTTP server) and
 // returns what reads them after parsing.
 func DeclareHTTP(fs *Flags) func() HTTPOptions {
-	idle := fs.Duration("http-idle-timeout", "PROTOBENCH_HTTP_IDLE_TIMEOUT", 0,
-		"close keep-alive connections idle this long; 0 keeps them")
+	idle := fs.Duration("http-idle-timeout", "PROTOBENCH_HTTP_IDLE_TIMEOUT", DefaultIdleTimeout,
+		"close keep-alive connections idle this long; 0 means the default")
 	header := fs.Duration("http-read-header-timeout", "PROTOBENCH_HTTP_READ_HEADER_TIMEOUT", DefaultReadHeaderTimeout,
 		"time a connection has to send its request headers")
 	read := fs.Duration("http-read-timeout", "PROTOBENCH_HTTP_READ_TIMEOUT", DefaultReadTimeout,

@@ -31,6 +31,7 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	messages *prometheus.CounterVec
 	bytes    *prometheus.CounterVec
+	encoded  *prometheus.CounterVec
 
 	// Children are cached per (method, code) and pattern: WithLabelValues hashes the labels on
 	// every call, and the request path should pay for that once, not per request.
@@ -38,9 +39,13 @@ type Metrics struct {
 	reqCache map[[2]string]prometheus.Counter
 	durCache map[string]prometheus.Observer
 	msgCache map[string][2]prometheus.Counter
+	encCache map[[2]string][2]prometheus.Counter
 
 	tlsOnce sync.Once
 	tls     *tlsMetrics
+
+	// handlerCPU is burnt by every ObserveRequest and ObserveMessage (--handler-cpu).
+	handlerCPU handlerCPU
 }
 
 // NewMetrics registers the contract's server metrics for protocol on a fresh registry, together
@@ -66,11 +71,16 @@ func NewMetrics(protocol string) *Metrics {
 			Name: "protobench_server_message_bytes_total",
 			Help: "Payload bytes of the messages counted by protobench_server_messages_total.",
 		}, []string{"protocol", "pattern"}),
+		encoded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "protobench_server_encoded_messages_total",
+			Help: "Requests and replies by content encoding (identity, gzip), counted per call: a stream counts once, with its first message's encoding.",
+		}, []string{"protocol", "direction", "encoding"}),
 		reqCache: map[[2]string]prometheus.Counter{},
 		durCache: map[string]prometheus.Observer{},
 		msgCache: map[string][2]prometheus.Counter{},
+		encCache: map[[2]string][2]prometheus.Counter{},
 	}
-	m.registry.MustRegister(m.requests, m.duration, m.messages, m.bytes,
+	m.registry.MustRegister(m.requests, m.duration, m.messages, m.bytes, m.encoded,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -89,7 +99,10 @@ func (m *Metrics) Handler() http.Handler {
 
 // ObserveRequest counts one request with its result code and records how long it took. code is
 // the protocol's own result (a gRPC code name, an HTTP status, OK/ERR), which keeps it bounded.
+// It first burns --handler-cpu: every Go server calls it once per request, on the goroutine
+// that served the request, so it is the one place the injected cost reaches them all alike.
 func (m *Metrics) ObserveRequest(method, code string, d time.Duration) {
+	m.handlerCPU.burn()
 	key := [2]string{method, code}
 	m.mu.RLock()
 	c, ok1 := m.reqCache[key]
@@ -112,7 +125,9 @@ func (m *Metrics) ObserveRequest(method, code string, d time.Duration) {
 }
 
 // ObserveMessage counts one message of n payload bytes on a pattern (pipeline, pubsub, stream).
+// A message burns --handler-cpu as a request does.
 func (m *Metrics) ObserveMessage(pattern string, n int) {
+	m.handlerCPU.burn()
 	m.mu.RLock()
 	cs, ok := m.msgCache[pattern]
 	m.mu.RUnlock()
@@ -126,6 +141,42 @@ func (m *Metrics) ObserveMessage(pattern string, n int) {
 	}
 	cs[0].Inc()
 	cs[1].Add(float64(n))
+}
+
+// Encodings and directions of protobench_server_encoded_messages_total.
+const (
+	EncodingIdentity = "identity"
+	EncodingGzip     = "gzip"
+	DirectionRequest = "request"
+	DirectionReply   = "reply"
+)
+
+// ObserveEncodings counts one call's request and reply by content encoding ("" counts as
+// identity), so that a run can say what was compressed from the server's side.
+func (m *Metrics) ObserveEncodings(request, reply string) {
+	if request == "" {
+		request = EncodingIdentity
+	}
+	if reply == "" {
+		reply = EncodingIdentity
+	}
+	key := [2]string{request, reply}
+	m.mu.RLock()
+	cs, ok := m.encCache[key]
+	m.mu.RUnlock()
+	if !ok {
+		m.mu.Lock()
+		if cs, ok = m.encCache[key]; !ok {
+			cs = [2]prometheus.Counter{
+				m.encoded.WithLabelValues(m.protocol, DirectionRequest, request),
+				m.encoded.WithLabelValues(m.protocol, DirectionReply, reply),
+			}
+			m.encCache[key] = cs
+		}
+		m.mu.Unlock()
+	}
+	cs[0].Inc()
+	cs[1].Inc()
 }
 
 // Message patterns used as the pattern label.

@@ -37,6 +37,8 @@ type Spec struct {
 	// Declare adds the protocol's knobs to fs and returns the Builder that reads them after
 	// parsing. It may be nil for a server without knobs of its own.
 	Declare func(fs *Flags) Builder
+	// Gzip is true for a server that can compress its replies (--compression gzip).
+	Gzip bool
 }
 
 // NetServer is the shape of a server on a net.Listener, which Bind turns into a Service.
@@ -107,8 +109,17 @@ func ParseConfig(spec Spec, args []string, lookup func(string) (string, bool)) (
 	if (cfg.TLS.CertFile == "") != (cfg.TLS.KeyFile == "") {
 		return cfg, nil, fmt.Errorf("--tls-cert %q and --tls-key %q: want both (TLS) or neither (cleartext)", cfg.TLS.CertFile, cfg.TLS.KeyFile)
 	}
+	switch {
+	case cfg.Compression == CompressionGzip && !spec.Gzip:
+		return cfg, nil, fmt.Errorf("--compression gzip: the %s server cannot compress; want none", spec.Protocol)
+	case cfg.Compression != CompressionNone && cfg.Compression != CompressionGzip:
+		return cfg, nil, fmt.Errorf("--compression %q: want none or gzip", cfg.Compression)
+	}
 	if cfg.MaxPayloadBytes <= 0 {
 		return cfg, nil, fmt.Errorf("--max-payload-bytes: want a positive number of bytes, got %d", cfg.MaxPayloadBytes)
+	}
+	if err := checkHandlerCPU(cfg.HandlerCPU); err != nil {
+		return cfg, nil, err
 	}
 	for _, a := range []struct{ flag, value string }{{"--listen", cfg.Listen}, {"--metrics-listen", cfg.MetricsListen}} {
 		if _, _, err := net.SplitHostPort(a.value); err != nil {
@@ -139,6 +150,10 @@ func Start(cfg Config, build Builder, log *slog.Logger) (*Running, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	r := &Running{cfg: cfg, metrics: NewMetrics(cfg.Protocol), log: log, done: make(chan struct{})}
+	r.metrics.handlerCPU = handlerCPU(cfg.HandlerCPU)
+	if cfg.HandlerCPU > 0 {
+		spinRoundsPerNs() // calibrated before the first request, not during it
+	}
 	mln, err := net.Listen("tcp", cfg.MetricsListen)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-listen %s: %w", cfg.MetricsListen, err)
@@ -169,8 +184,8 @@ func Start(cfg Config, build Builder, log *slog.Logger) (*Running, error) {
 	// Accept: from here on a client will be served.
 	r.ready.Store(true)
 	cpu := ReadCPUInfo()
-	log.Info("serving", "protocol", cfg.Protocol, "tls", cfg.TLS.Enabled(), "addrs", svc.Addrs(), "metrics", mln.Addr().String(),
-		"max_payload_bytes", cfg.MaxPayloadBytes)
+	log.Info("serving", "protocol", cfg.Protocol, "tls", cfg.TLS.Enabled(), "compression", cfg.Compression, "addrs", svc.Addrs(), "metrics", mln.Addr().String(),
+		"max_payload_bytes", cfg.MaxPayloadBytes, "handler_cpu", cfg.HandlerCPU.String())
 	log.Info("cpu budget", "gomaxprocs", cpu.GOMAXPROCS, "num_cpu", cpu.NumCPU, "cpu_quota_cores", cpu.QuotaCores,
 		"quota_source", cpu.QuotaSource, "expected_gomaxprocs", cpu.ExpectedGOMAXPROCS, "gomaxprocs_env", cpu.GOMAXPROCSEnv)
 	if cpu.GOMAXPROCSEnv == "" && cpu.GOMAXPROCS != cpu.ExpectedGOMAXPROCS {
@@ -227,11 +242,16 @@ type ConfigDoc struct {
 	Implementation  string            `json:"implementation"`
 	Addrs           map[string]string `json:"addrs"`
 	MaxPayloadBytes int               `json:"max_payload_bytes"`
+	// HandlerCPU is the injected CPU per request (--handler-cpu), "0s" when none: a run that
+	// measured a slowed server says so.
+	HandlerCPU string `json:"handler_cpu"`
 	CPUInfo
 	Knobs []Knob `json:"knobs"`
 	// TLS is true when the main listener terminates TLS; ALPN lists what it offers.
 	TLS  bool     `json:"tls"`
 	ALPN []string `json:"tls_alpn,omitempty"`
+	// Compression is the server's setting: none or gzip.
+	Compression string `json:"compression"`
 }
 
 func (r *Running) config(w http.ResponseWriter, _ *http.Request) {
@@ -240,10 +260,12 @@ func (r *Running) config(w http.ResponseWriter, _ *http.Request) {
 		Implementation:  "go",
 		Addrs:           r.svc.Addrs(),
 		MaxPayloadBytes: r.cfg.MaxPayloadBytes,
+		HandlerCPU:      r.cfg.HandlerCPU.String(),
 		CPUInfo:         ReadCPUInfo(),
 		Knobs:           r.cfg.Knobs,
 		TLS:             r.cfg.TLS.Enabled(),
 		ALPN:            r.cfg.TLS.ALPN,
+		Compression:     r.cfg.Compression,
 	}
 	if doc.Knobs == nil {
 		doc.Knobs = []Knob{}

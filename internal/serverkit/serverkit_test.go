@@ -110,6 +110,12 @@ func TestParseConfigErrors(t *testing.T) {
 		{"listen without port", []string{"--listen=localhost"}, nil, "--listen"},
 		{"metrics listen from env without port", nil, map[string]string{"PROTOBENCH_METRICS_LISTEN": "9100"}, "--metrics-listen"},
 		{"stray argument", []string{"serve"}, nil, "unexpected argument"},
+		// testSpec's server cannot compress (Spec.Gzip is false).
+		{"gzip on a server that cannot", nil, map[string]string{"PROTOBENCH_COMPRESSION": "gzip"}, "--compression gzip: the test server cannot compress"},
+		{"unknown compression", []string{"--compression=br"}, nil, `--compression "br": want none or gzip`},
+		{"negative handler cpu", []string{"--handler-cpu=-1us"}, nil, "-handler-cpu"},
+		{"handler cpu above its bound", nil, map[string]string{"PROTOBENCH_HANDLER_CPU": "2ms"}, "--handler-cpu"},
+		{"handler cpu not a duration", nil, map[string]string{"PROTOBENCH_HANDLER_CPU": "fast"}, "PROTOBENCH_HANDLER_CPU"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

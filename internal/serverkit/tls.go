@@ -26,6 +26,8 @@ type TLSConfig struct {
 	// HandshakeTimeout bounds a handshake, so that a client that stops mid-handshake holds a
 	// goroutine and a socket for this long at most.
 	HandshakeTimeout time.Duration
+	// MaxHandshakes caps the handshakes in progress; 0 means DefaultMaxHandshakes.
+	MaxHandshakes int
 }
 
 // Enabled reports whether the server serves TLS.
@@ -33,6 +35,13 @@ func (c TLSConfig) Enabled() bool { return c.CertFile != "" }
 
 // DefaultHandshakeTimeout bounds a TLS handshake on the server.
 const DefaultHandshakeTimeout = 10 * time.Second
+
+// DefaultMaxHandshakes caps the TLS handshakes in progress. Without a cap, clients that connect
+// and never finish their handshake each hold a goroutine, a socket and a handshake buffer for
+// HandshakeTimeout, as many as they can open. At the cap the server stops accepting until one
+// finishes, so further connections wait in the kernel's backlog rather than cost memory; 1,024
+// covers the 1,000 connections of the largest scenario opening at once.
+const DefaultMaxHandshakes = 1024
 
 // cpuSampleEvery: one handshake in this many is measured on a locked OS thread, which costs a
 // thread hand-off when the handshake waits for the client; sampling keeps that off most
@@ -60,6 +69,7 @@ type tlsMetrics struct {
 	failures   *prometheus.CounterVec // reason
 	cpu        *prometheus.CounterVec // resumed: sampled handshake CPU seconds
 	samples    *prometheus.CounterVec // resumed: handshakes sampled
+	inProgress prometheus.Gauge
 	n          atomic.Uint64
 }
 
@@ -91,7 +101,11 @@ func newTLSMetrics(reg *prometheus.Registry) *tlsMetrics {
 			Help: "Handshakes whose CPU was measured (one in 8, on a locked OS thread), by resumed.",
 		}, []string{"resumed"}),
 	}
-	reg.MustRegister(t.handshakes, t.failures, t.cpu, t.samples)
+	t.inProgress = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "protobench_tls_handshakes_in_progress",
+		Help: "TLS handshakes under way, at most the server's cap (--tls-max-handshakes).",
+	})
+	reg.MustRegister(t.handshakes, t.failures, t.cpu, t.samples, t.inProgress)
 	for _, r := range []string{FailNotTLS, FailEOF, FailTimeout, FailAlert, FailOther} {
 		t.failures.WithLabelValues(r)
 	}
@@ -136,9 +150,11 @@ type tlsListener struct {
 	m       *tlsMetrics
 	ready   chan net.Conn
 	done    chan struct{}
-	once    sync.Once
-	errMu   sync.Mutex
-	err     error
+	// slots holds one token per handshake in progress (MaxHandshakes).
+	slots chan struct{}
+	once  sync.Once
+	errMu sync.Mutex
+	err   error
 }
 
 func newTLSListener(inner net.Listener, cfg TLSConfig, m *Metrics) (*tlsListener, error) {
@@ -149,18 +165,28 @@ func newTLSListener(inner net.Listener, cfg TLSConfig, m *Metrics) (*tlsListener
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = DefaultHandshakeTimeout
 	}
+	if cfg.MaxHandshakes <= 0 {
+		cfg.MaxHandshakes = DefaultMaxHandshakes
+	}
 	l := &tlsListener{inner: inner, conf: conf, timeout: cfg.HandshakeTimeout, m: m.tlsMetrics(),
-		ready: make(chan net.Conn), done: make(chan struct{})}
+		ready: make(chan net.Conn), done: make(chan struct{}), slots: make(chan struct{}, cfg.MaxHandshakes)}
 	go l.acceptLoop()
 	return l, nil
 }
 
 func (l *tlsListener) acceptLoop() {
 	for {
+		// A slot before Accept: at the cap, new connections stay in the backlog.
+		select {
+		case l.slots <- struct{}{}:
+		case <-l.done:
+			return
+		}
 		c, err := l.inner.Accept()
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
+				<-l.slots
 				time.Sleep(5 * time.Millisecond)
 				continue
 			}
@@ -175,6 +201,7 @@ func (l *tlsListener) acceptLoop() {
 }
 
 func (l *tlsListener) handshake(c net.Conn) {
+	l.m.inProgress.Inc()
 	tc := tls.Server(c, l.conf)
 	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	sample := l.m.n.Add(1)%cpuSampleEvery == 0
@@ -195,6 +222,8 @@ func (l *tlsListener) handshake(c net.Conn) {
 		runtime.UnlockOSThread()
 	}
 	cancel()
+	l.m.inProgress.Dec()
+	<-l.slots
 	if err != nil {
 		l.m.failures.WithLabelValues(classifyHandshake(err)).Inc()
 		var rh tls.RecordHeaderError

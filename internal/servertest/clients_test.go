@@ -19,7 +19,7 @@ import (
 	zmq "github.com/pebbe/zmq4"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	_ "google.golang.org/grpc/encoding/gzip" // python-grpc with PROTOBENCH_PY_GZIP=1 answers gzip
+	_ "google.golang.org/grpc/encoding/gzip" // python-grpc with PROTOBENCH_COMPRESSION=gzip answers gzip
 	"google.golang.org/protobuf/proto"
 
 	"github.com/protobench/protobench/internal/contract"

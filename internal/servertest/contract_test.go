@@ -203,7 +203,7 @@ func suite() []serverCase {
 		grpcRow("python-grpc", servertest.PythonGRPC, "python-grpc"),
 		// The aio server with gzip responses: the same contract through seed 001's other knobs.
 		grpcRow("python-grpc-aio-gzip", servertest.PythonGRPC, "python-grpc",
-			servertest.WithKnob("PROTOBENCH_PY_MODE", "aio"), servertest.WithKnob("PROTOBENCH_PY_GZIP", "1")),
+			servertest.WithKnob("PROTOBENCH_PY_MODE", "aio"), servertest.WithKnob("PROTOBENCH_COMPRESSION", "gzip")),
 	}, connectRows()...)
 }
 

@@ -85,22 +85,22 @@ func (c *compressionSeen) HandleRPC(_ context.Context, s stats.RPCStats) {
 	}
 }
 
-// TestPythonGzip checks that PROTOBENCH_PY_GZIP=1 really compresses responses (seed 001), in
+// TestPythonGzip checks that PROTOBENCH_COMPRESSION=gzip really compresses responses (seed 001), in
 // both server modes, and that the default does not.
 func TestPythonGzip(t *testing.T) {
 	tests := []struct {
 		name, mode, gzip string
 		wantCompressed   bool
 	}{
-		{"sync gzip", "sync", "1", true},
-		{"aio gzip", "aio", "1", true},
-		{"sync plain", "sync", "0", false},
+		{"sync gzip", "sync", "gzip", true},
+		{"aio gzip", "aio", "gzip", true},
+		{"sync plain", "sync", "none", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ep := servertest.Start(t, servertest.PythonGRPC,
-				servertest.WithKnob("PROTOBENCH_PY_MODE", tt.mode), servertest.WithKnob("PROTOBENCH_PY_GZIP", tt.gzip))
+				servertest.WithKnob("PROTOBENCH_PY_MODE", tt.mode), servertest.WithKnob("PROTOBENCH_COMPRESSION", tt.gzip))
 			seen := &compressionSeen{}
 			conn, err := grpc.NewClient(ep.Main, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithStatsHandler(seen))
 			if err != nil {

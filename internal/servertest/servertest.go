@@ -179,6 +179,40 @@ const readyPrefix = "protobench-ready "
 
 func startPython(t testing.TB, s settings) Endpoints {
 	t.Helper()
+	cmd := pythonCommand(t, s)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pythonServer{
+		t: t, cmd: cmd, logw: &testLog{t: t, prefix: "python-grpc: "},
+		exited: make(chan error, 1), ready: make(chan map[string]string, 1),
+	}
+	cmd.Stderr = p.logw
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("servertest: starting python-grpc: %v", err)
+	}
+	go p.read(stdout)
+	select {
+	case addrs := <-p.ready:
+		t.Cleanup(p.stop)
+		return Endpoints{Main: addrs["main"], Metrics: addrs["metrics"]}
+	case err := <-p.exited:
+		p.logw.close()
+		t.Fatalf("servertest: python-grpc exited before it was ready: %v (its stderr is in the test log)", err)
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-p.exited
+		p.logw.close()
+		t.Fatalf("servertest: python-grpc not ready after 30s")
+	}
+	return Endpoints{}
+}
+
+// pythonCommand is server.py's command with fresh stubs on its path, listening on loopback
+// ports of the system's choice, configured by s.
+func pythonCommand(t testing.TB, s settings) *exec.Cmd {
+	t.Helper()
 	if err := CheckPython(); err != nil {
 		t.Fatalf("servertest: python-grpc server cannot run: %v", err)
 	}
@@ -204,63 +238,55 @@ func startPython(t testing.TB, s settings) Endpoints {
 		env = append(env, k+"="+v)
 	}
 	cmd.Env = env
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logw := &testLog{t: t, prefix: "python-grpc: "}
-	cmd.Stderr = logw
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("servertest: starting python-grpc: %v", err)
-	}
-	exited := make(chan error, 1)
-	ready := make(chan map[string]string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sent := false
-		for sc.Scan() {
-			line := sc.Text()
-			if !sent && strings.HasPrefix(line, readyPrefix) {
-				var addrs map[string]string
-				if json.Unmarshal([]byte(line[len(readyPrefix):]), &addrs) == nil {
-					ready <- addrs
-					sent = true
-					continue
-				}
+	return cmd
+}
+
+// pythonServer is a running server.py: ready gets its addresses once it announces them, exited
+// its exit once its output is drained.
+type pythonServer struct {
+	t      testing.TB
+	cmd    *exec.Cmd
+	logw   *testLog
+	exited chan error
+	ready  chan map[string]string
+}
+
+// read passes the server's stdout to the test log, except the ready line, whose addresses go
+// to ready.
+func (p *pythonServer) read(stdout io.Reader) {
+	sc := bufio.NewScanner(stdout)
+	sent := false
+	for sc.Scan() {
+		line := sc.Text()
+		if !sent && strings.HasPrefix(line, readyPrefix) {
+			var addrs map[string]string
+			if json.Unmarshal([]byte(line[len(readyPrefix):]), &addrs) == nil {
+				p.ready <- addrs
+				sent = true
+				continue
 			}
-			logw.Write([]byte(line + "\n"))
 		}
-		io.Copy(io.Discard, stdout)
-		exited <- cmd.Wait()
-	}()
-	stop := func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Errorf("servertest: python-grpc did not exit cleanly on SIGTERM: %v", err)
-			}
-		case <-time.After(15 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-			t.Errorf("servertest: python-grpc ignored SIGTERM for 15s and was killed")
-		}
-		logw.close()
+		p.logw.Write([]byte(line + "\n"))
 	}
+	io.Copy(io.Discard, stdout)
+	p.exited <- p.cmd.Wait()
+}
+
+// stop sends SIGTERM and fails the test unless the server exits cleanly within 15 seconds,
+// after which it is killed: a server that shuts down badly must not pass.
+func (p *pythonServer) stop() {
+	p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case addrs := <-ready:
-		t.Cleanup(stop)
-		return Endpoints{Main: addrs["main"], Metrics: addrs["metrics"]}
-	case err := <-exited:
-		logw.close()
-		t.Fatalf("servertest: python-grpc exited before it was ready: %v (its stderr is in the test log)", err)
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		<-exited
-		logw.close()
-		t.Fatalf("servertest: python-grpc not ready after 30s")
+	case err := <-p.exited:
+		if err != nil {
+			p.t.Errorf("servertest: python-grpc did not exit cleanly on SIGTERM: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.exited
+		p.t.Errorf("servertest: python-grpc ignored SIGTERM for 15s and was killed")
 	}
-	return Endpoints{}
+	p.logw.close()
 }
 
 // testLog forwards a child's output to the test log until the test is done (t.Log after the

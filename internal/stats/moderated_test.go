@@ -8,8 +8,8 @@ import (
 
 // simulateCompare draws one comparison of two folders: rows with the given CVs (log-normal
 // noise), n repeats a side, the B side scaled by change[i]. It returns the rows called changed
-// at a false discovery rate of 5 %.
-func simulateCompare(rng *rand.Rand, cvs, change []float64, n int) []bool {
+// at a false discovery rate of 5 %, and the tests.
+func simulateCompare(rng *rand.Rand, cvs, change []float64, n int) ([]bool, []Test) {
 	rows := make([]TwoSample, len(cvs))
 	for i, cv := range cvs {
 		level := 1000 * float64(i+1)
@@ -19,109 +19,102 @@ func simulateCompare(rng *rand.Rand, cvs, change []float64, n int) []bool {
 			rows[i].B[j] = change[i] * level * math.Exp(cv*rng.NormFloat64())
 		}
 	}
-	tests, _ := ModeratedLogTests(rows, 0.95)
+	tests := LogTests(rows, 0.95, Prior{})
 	called := make([]bool, len(rows))
 	for i, t := range tests {
 		called[i] = t.OK && t.Adjusted <= 0.05
 	}
-	return called
+	return called, tests
 }
 
-// TestAAFalseChangeRate: 1,000 simulated A/A comparisons at n = 5, twelve rows each with CVs from
-// 2 % to 10 % (as a smoke scenario's steps differ), none changed. The share of rows called
-// changed after Benjamini–Hochberg (the false-change rate per row compared) must stay at or under
-// 5 %. The share of comparisons with any call at all is the family-wise rate, which BH holds near
-// 5 % only when the rows' variances are pooled exactly; it is logged and held under 10 %.
+// simError is three standard errors of a simulated rate p over n trials: a simulated rate
+// above the nominal one by more than this is a real excess, not the simulation's luck.
+func simError(p float64, n int) float64 { return 3 * math.Sqrt(p*(1-p)/float64(n)) }
+
+// TestAAFalseChangeRate: 20,000 simulated A/A comparisons at n = 5, twelve rows each, none
+// changed, with the rows' CVs spread as real comparisons' are (2–10 %), close together (4–6 %)
+// and equal (5 %). When nothing changed every call is false, so the share of comparisons with
+// any call is the false discovery rate; BH holds it at 5 % when each row's p-value is exact. It
+// must stay within the simulation's error of 5 % (three standard errors, 0.46 points) in every
+// spread. (The moderated t this replaced came out at 6.0–6.5 % here, and 6.9 % in the old test.)
 func TestAAFalseChangeRate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	cvs := []float64{0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.10, 0.02, 0.05, 0.05, 0.08, 0.10}
-	same := make([]float64, len(cvs))
+	spreads := map[string][]float64{
+		"CV 2-10 %": {0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.10, 0.02, 0.05, 0.05, 0.08, 0.10},
+		"CV 4-6 %":  {0.04, 0.045, 0.05, 0.055, 0.06, 0.04, 0.045, 0.05, 0.055, 0.06, 0.05, 0.05},
+		"CV 5 %":    {0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05},
+	}
+	same := make([]float64, 12)
 	for i := range same {
 		same[i] = 1
 	}
-	const compares = 1000
-	calls, anyCall := 0, 0
-	for range compares {
-		c := 0
-		for _, x := range simulateCompare(rng, cvs, same, 5) {
-			if x {
-				c++
+	const compares = 20000
+	for _, name := range []string{"CV 2-10 %", "CV 4-6 %", "CV 5 %"} {
+		calls, anyCall := 0, 0
+		for range compares {
+			c := 0
+			called, _ := simulateCompare(rng, spreads[name], same, 5)
+			for _, x := range called {
+				if x {
+					c++
+				}
+			}
+			calls += c
+			if c > 0 {
+				anyCall++
 			}
 		}
-		calls += c
-		if c > 0 {
-			anyCall++
+		perRow := float64(calls) / float64(compares*12)
+		fdr := float64(anyCall) / compares
+		t.Logf("A/A at n=5, %s, %d compares of 12 rows: %.2f %% of rows called changed, %.2f %% of compares with any call (the FDR)", name, compares, 100*perRow, 100*fdr)
+		if fdr > 0.05+simError(0.05, compares) {
+			t.Errorf("%s: false discovery rate %.4f, want at most 0.05 (+%.4f simulation error)", name, fdr, simError(0.05, compares))
 		}
-	}
-	perRow := float64(calls) / float64(compares*len(cvs))
-	perCompare := float64(anyCall) / compares
-	t.Logf("A/A at n=5, %d compares of %d rows: %.2f %% of rows called changed, %.1f %% of compares with any call", compares, len(cvs), 100*perRow, 100*perCompare)
-	if perRow > 0.05 || perCompare > 0.10 {
-		t.Errorf("false-change rate %.3f per row, %.3f per compare; want at most 0.05 and 0.10", perRow, perCompare)
 	}
 }
 
-// TestPowerTenPercent: a build that is 10 % faster on every row, each at CV 5 %, n = 5 a side,
-// must be called faster on at least 80 % of the rows across 1,000 simulated comparisons. The
-// harder case, one row of twelve changed, is measured and logged for docs/statistics.md.
-func TestPowerTenPercent(t *testing.T) {
+// TestPowerMatchesMDE: what each "no significant difference" prints as its minimum detectable
+// effect must be found at the power it claims. Rows at CV 5 %, n = 5, every row changed by the
+// MDE for 80 % power at level 5 %/12 (compare's MDE divides the FDR by the tests, Bonferroni's
+// bound, which BH's power never falls below): at least 80 % of rows found, within the
+// simulation's error. The 10 % change the docs quote is measured and logged beside it.
+func TestPowerMatchesMDE(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	const rows, compares = 12, 1000
+	const rows, compares = 12, 2000
 	cvs := make([]float64, rows)
-	all := make([]float64, rows)
-	one := make([]float64, rows)
+	same := make([]float64, rows)
 	for i := range cvs {
-		cvs[i], all[i], one[i] = 0.05, 1.10, 1
+		cvs[i], same[i] = 0.05, 1
 	}
-	one[0] = 1.10
-	found, foundOne, falseOne := 0, 0, 0
-	for range compares {
-		for _, x := range simulateCompare(rng, cvs, all, 5) {
-			if x {
-				found++
+	_, tests := simulateCompare(rng, cvs, same, 5)
+	// The MDE from the expected spread, as compare computes it from a row's own: se from CV 5 %.
+	se := 0.05 * math.Sqrt(2.0/5)
+	mde := MDE(se, 8, 0.05/rows, 0.80)
+	t.Logf("MDE at CV 5 %%, n=5 a side, 80 %% power: %+.1f %% (a row's own se in one draw: %.4f)", 100*(mde-1), tests[0].SE)
+	for _, c := range []struct {
+		name  string
+		ratio float64
+		want  float64
+	}{{"the MDE", mde, 0.80}, {"10 %", 1.10, math.NaN()}} {
+		change := make([]float64, rows)
+		for i := range change {
+			change[i] = c.ratio
+		}
+		found := 0
+		for range compares {
+			called, _ := simulateCompare(rng, cvs, change, 5)
+			for _, x := range called {
+				if x {
+					found++
+				}
 			}
 		}
-		c := simulateCompare(rng, cvs, one, 5)
-		if c[0] {
-			foundOne++
+		power := float64(found) / (rows * compares)
+		t.Logf("change %s (%+.1f %%) on every row at CV 5 %%, n=5: found on %.1f %% of rows (predicted %.1f %% at level 5 %%/12)",
+			c.name, 100*(c.ratio-1), 100*power, 100*Power(c.ratio, se, 8, 0.05/rows))
+		if !math.IsNaN(c.want) && power < c.want-simError(c.want, rows*compares) {
+			t.Errorf("change of the printed MDE found on %.3f of rows, want at least %.2f", power, c.want)
 		}
-		for _, x := range c[1:] {
-			if x {
-				falseOne++
-			}
-		}
-	}
-	power := float64(found) / (rows * compares)
-	t.Logf("10 %% change at CV 5 %%, n=5: found on %.1f %% of rows when every row changed; %.1f %% when one row of %d changed (false calls on the others %.2f %%)",
-		100*power, 100*float64(foundOne)/compares, rows, 100*float64(falseOne)/float64((rows-1)*compares))
-	if power < 0.80 {
-		t.Errorf("power %.3f, want at least 0.80", power)
-	}
-}
-
-// TestPriorFollowsTheRows: rows that agree on their spread pool it (a large d0), rows whose
-// spreads differ by tens of times keep their own (a small d0).
-func TestPriorFollowsTheRows(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 10))
-	mk := func(cvs []float64) Prior {
-		rows := make([]TwoSample, len(cvs))
-		for i, cv := range cvs {
-			for j := 0; j < 5; j++ {
-				rows[i].A = append(rows[i].A, 100*math.Exp(cv*rng.NormFloat64()))
-				rows[i].B = append(rows[i].B, 100*math.Exp(cv*rng.NormFloat64()))
-			}
-		}
-		_, p := ModeratedLogTests(rows, 0.95)
-		return p
-	}
-	var even, mixed []float64
-	for i := 0; i < 40; i++ {
-		even = append(even, 0.05)
-		mixed = append(mixed, []float64{0.005, 0.2}[i%2])
-	}
-	pe, pm := mk(even), mk(mixed)
-	if pe.DF < 20 || pm.DF > 5 {
-		t.Errorf("prior df: %v for equal spreads (want large), %v for mixed (want small)", pe.DF, pm.DF)
 	}
 }
 
@@ -135,28 +128,48 @@ func TestBenjaminiHochberg(t *testing.T) {
 	}
 }
 
-// TestSpecialFunctions checks ψ and ψ' against known values (ψ(1) = −γ, ψ'(1) = π²/6,
-// ψ'(½) = π²/2) and that trigammaInverse inverts trigamma.
-func TestSpecialFunctions(t *testing.T) {
-	const gamma = 0.5772156649015329
+// TestClopperPearson: known intervals (0 of 20, 1 of 20, 20 of 20) and, by simulation, that its
+// coverage reaches 95 % at a few true rates.
+func TestClopperPearson(t *testing.T) {
 	checks := []struct {
-		name      string
-		got, want float64
+		k, n   int
+		lo, hi float64
 	}{
-		{"digamma(1)", digamma(1), -gamma},
-		{"digamma(10)", digamma(10), 2.251752589066721},
-		{"trigamma(1)", trigamma(1), math.Pi * math.Pi / 6},
-		{"trigamma(0.5)", trigamma(0.5), math.Pi * math.Pi / 2},
-	}
-	for _, v := range []float64{0.01, 0.3, 2, 40} {
-		checks = append(checks, struct {
-			name      string
-			got, want float64
-		}{"trigamma(trigammaInverse(v))", trigamma(trigammaInverse(v)), v})
+		{0, 20, 0, 0.16843347}, {1, 20, 0.00126509, 0.24873218}, {20, 20, 0.83156653, 1},
 	}
 	for _, c := range checks {
-		if math.Abs(c.got-c.want) > 1e-8*math.Max(1, math.Abs(c.want)) {
-			t.Errorf("%s = %.12g, want %.12g", c.name, c.got, c.want)
+		iv := ClopperPearson(c.k, c.n, 0.95)
+		if math.Abs(iv.Lo-c.lo) > 1e-6 || math.Abs(iv.Hi-c.hi) > 1e-6 {
+			t.Errorf("%d of %d: [%.8f, %.8f], want [%.8f, %.8f]", c.k, c.n, iv.Lo, iv.Hi, c.lo, c.hi)
+		}
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, p := range []float64{0.02, 0.05, 0.3} {
+		held := 0
+		const trials = 4000
+		for range trials {
+			k := 0
+			for range 30 {
+				if rng.Float64() < p {
+					k++
+				}
+			}
+			if ClopperPearson(k, 30, 0.95).Contains(p) {
+				held++
+			}
+		}
+		if cov := float64(held) / trials; cov < 0.95-simError(0.95, trials) {
+			t.Errorf("true rate %v, n=30: coverage %.3f, want at least 0.95", p, cov)
+		}
+	}
+}
+
+// TestMDEInvertsPower: the power at the MDE is the power asked for.
+func TestMDEInvertsPower(t *testing.T) {
+	for _, df := range []float64{3, 8, 40} {
+		m := MDE(0.03, df, 0.05, 0.8)
+		if p := Power(m, 0.03, df, 0.05); math.Abs(p-0.8) > 0.01 {
+			t.Errorf("df %v: power at the MDE %.4f = %.4f, want 0.80", df, m, p)
 		}
 	}
 }

@@ -103,7 +103,7 @@ func (iv Interval) Label() string {
 	case MethodPairedLog:
 		return fmt.Sprintf("paired t on logs, %s at n=%d pairs", cov, iv.N)
 	case MethodModerated:
-		return fmt.Sprintf("moderated t on logs, %s at n=%d+%d", cov, iv.N2, iv.N)
+		return fmt.Sprintf("t on logs, %s at n=%d+%d", cov, iv.N2, iv.N)
 	case MethodWelchLog:
 		return fmt.Sprintf("Welch t on logs, %s at n=%d+%d", cov, iv.N2, iv.N)
 	}

@@ -43,7 +43,25 @@ func (c *Client) configCreateArgs(full string) []string {
 	return []string{"config", "create", "--label", ProjectLabel + "=" + c.Project, full, "-"}
 }
 
-// maxConfigBytes is swarm's limit on one config (500 KiB).
+// CreateSecret stores data as a swarm secret, named and labelled as CreateConfig names a
+// config, and returns its name: for what must not be printed by `docker config inspect`, such
+// as a TLS key. RemoveAll removes it with the project's other objects.
+func (c *Client) CreateSecret(ctx context.Context, name string, data []byte) (string, error) {
+	if len(data) > maxConfigBytes {
+		return "", fmt.Errorf("secret %s: %d bytes is more than a swarm secret holds (%d)", name, len(data), maxConfigBytes)
+	}
+	full := c.configName(name, strconv.FormatInt(time.Now().UnixNano(), 36))
+	cmd := exec.CommandContext(ctx, c.Docker, "secret", "create", "--label", ProjectLabel+"="+c.Project, full, "-")
+	cmd.Stdin = bytes.NewReader(data)
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("docker secret create %s: %v: %s", full, err, firstLine(errOut.String()))
+	}
+	return full, nil
+}
+
+// maxConfigBytes is swarm's limit on one config, and on one secret (500 KiB).
 const maxConfigBytes = 500 * 1024
 
 // RemoveConfigs removes configs by name; missing ones are no error.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os/exec"
@@ -185,10 +186,30 @@ func taskReason(t Task) string {
 // Logs returns a service's stdout and stderr as its tasks wrote them (--raw: no task prefix).
 func (c *Client) Logs(ctx context.Context, service string) ([]byte, []byte, error) {
 	cmd := exec.CommandContext(ctx, c.Docker, "service", "logs", "--raw", service)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
+	out := &cappedBuffer{max: MaxTransferLog}
+	errOut := &cappedBuffer{max: MaxTransferFile}
+	cmd.Stdout, cmd.Stderr = out, errOut
 	if err := cmd.Run(); err != nil {
+		if out.over {
+			return nil, errOut.Bytes(), fmt.Errorf("docker service logs %s: the log is over %d bytes, more than a tool's transfer may be (swarm.MaxTransferLog)", service, int64(MaxTransferLog))
+		}
 		return out.Bytes(), errOut.Bytes(), fmt.Errorf("docker service logs %s: %v: %s", service, err, firstLine(errOut.String()))
 	}
 	return out.Bytes(), errOut.Bytes(), nil
+}
+
+// cappedBuffer is a bytes.Buffer that refuses to grow past max: the write fails, so the
+// command writing into it stops.
+type cappedBuffer struct {
+	bytes.Buffer
+	max  int64
+	over bool
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if int64(b.Len()+len(p)) > b.max {
+		b.over = true
+		return 0, errors.New("output over its cap")
+	}
+	return b.Buffer.Write(p)
 }

@@ -2,6 +2,7 @@ package swarm
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -36,6 +37,7 @@ type ServiceSpec struct {
 	User            string
 	Mounts          []Mount
 	Configs         []ConfigMount
+	Secrets         []SecretMount
 	PublishHost     []PortMap // published in host mode on the task's node
 	// RestartNone makes a task that exits stay exited: a crashed server must fail its run,
 	// not be restarted behind the measurement's back.
@@ -62,6 +64,16 @@ type ConfigMount struct {
 	UID, GID       string // owner inside the container; root when empty
 }
 
+// SecretMount puts a swarm secret at Target in the task's container. Unlike a config, a secret
+// is stored encrypted in the swarm's log, `docker secret inspect` never prints it, and a node
+// holds it only in memory (a tmpfs in the task) while a task that uses it runs there.
+type SecretMount struct {
+	Secret, Target string
+	// Mode is the file's mode; 0400 when zero. UID and GID own it; root when empty.
+	Mode     os.FileMode
+	UID, GID string
+}
+
 // PortMap publishes a container port on the node's own address (mode=host, no routing mesh).
 type PortMap struct{ Published, Target int }
 
@@ -72,14 +84,40 @@ func (s ServiceSpec) CreateArgs() []string {
 		// Local images have no registry digest to pin; without this each create warns and
 		// asks a registry that is not there.
 		"--no-resolve-image"}
+	args = append(args, s.modeArgs()...)
+	args = append(args, s.labelArgs()...)
+	args = append(args, s.placementArgs()...)
+	args = append(args, s.resourceArgs()...)
+	args = append(args, s.fileArgs()...)
+	for _, p := range s.PublishHost {
+		args = append(args, "--publish", fmt.Sprintf("mode=host,target=%d,published=%d", p.Target, p.Published))
+	}
+	args = append(args, s.lifecycleArgs()...)
+	if len(s.Entrypoint) > 0 {
+		// The CLI splits --entrypoint like a shell would.
+		args = append(args, "--entrypoint", shellJoin(s.Entrypoint))
+	}
+	args = append(args, s.Image)
+	return append(args, s.Args...)
+}
+
+// modeArgs: one replica unless the service is global.
+func (s ServiceSpec) modeArgs() []string {
 	mode := s.Mode
 	if mode == "" {
 		mode = ModeReplicated
 	}
-	args = append(args, "--mode", mode)
+	args := []string{"--mode", mode}
 	if mode == ModeReplicated {
 		args = append(args, "--replicas", "1")
 	}
+	return args
+}
+
+// labelArgs are the service's and its containers' labels and the environment, sorted so the
+// command line is the same every time.
+func (s ServiceSpec) labelArgs() []string {
+	var args []string
 	for _, kv := range sortedPairs(s.Labels) {
 		args = append(args, "--label", kv)
 	}
@@ -89,6 +127,12 @@ func (s ServiceSpec) CreateArgs() []string {
 	for _, kv := range sortedPairs(s.Env) {
 		args = append(args, "--env", kv)
 	}
+	return args
+}
+
+// placementArgs say where the task runs and how it is found: node constraints, network, alias.
+func (s ServiceSpec) placementArgs() []string {
+	var args []string
 	for _, c := range s.Constraints {
 		args = append(args, "--constraint", c)
 	}
@@ -102,6 +146,12 @@ func (s ServiceSpec) CreateArgs() []string {
 	if s.DNSRR {
 		args = append(args, "--endpoint-mode", "dnsrr")
 	}
+	return args
+}
+
+// resourceArgs are the task's limits and the user it runs as.
+func (s ServiceSpec) resourceArgs() []string {
+	var args []string
 	if s.CPUs != "" {
 		args = append(args, "--limit-cpu", s.CPUs)
 	}
@@ -112,31 +162,27 @@ func (s ServiceSpec) CreateArgs() []string {
 	if s.User != "" {
 		args = append(args, "--user", s.User)
 	}
+	return args
+}
+
+// fileArgs put mounts, configs and secrets into the task's container.
+func (s ServiceSpec) fileArgs() []string {
+	var args []string
 	for _, m := range s.Mounts {
-		var v string
-		if m.Source == "" {
-			v = "type=tmpfs,destination=" + m.Target
-		} else {
-			v = "type=bind,source=" + m.Source + ",destination=" + m.Target
-			if m.ReadOnly {
-				v += ",readonly"
-			}
-		}
-		args = append(args, "--mount", v)
+		args = append(args, "--mount", m.flag())
 	}
 	for _, c := range s.Configs {
-		v := "source=" + c.Config + ",target=" + c.Target + ",mode=0444"
-		if c.UID != "" {
-			v += ",uid=" + c.UID
-		}
-		if c.GID != "" {
-			v += ",gid=" + c.GID
-		}
-		args = append(args, "--config", v)
+		args = append(args, "--config", c.flag())
 	}
-	for _, p := range s.PublishHost {
-		args = append(args, "--publish", fmt.Sprintf("mode=host,target=%d,published=%d", p.Target, p.Published))
+	for _, sm := range s.Secrets {
+		args = append(args, "--secret", sm.flag())
 	}
+	return args
+}
+
+// lifecycleArgs govern restarts, stopping, health checks and logs.
+func (s ServiceSpec) lifecycleArgs() []string {
+	var args []string
 	if s.RestartNone {
 		args = append(args, "--restart-condition", "none")
 	}
@@ -152,12 +198,47 @@ func (s ServiceSpec) CreateArgs() []string {
 	for _, kv := range sortedPairs(s.LogOpts) {
 		args = append(args, "--log-opt", kv)
 	}
-	if len(s.Entrypoint) > 0 {
-		// The CLI splits --entrypoint like a shell would.
-		args = append(args, "--entrypoint", shellJoin(s.Entrypoint))
+	return args
+}
+
+// flag is the mount's --mount value.
+func (m Mount) flag() string {
+	if m.Source == "" {
+		return "type=tmpfs,destination=" + m.Target
 	}
-	args = append(args, s.Image)
-	return append(args, s.Args...)
+	v := "type=bind,source=" + m.Source + ",destination=" + m.Target
+	if m.ReadOnly {
+		v += ",readonly"
+	}
+	return v
+}
+
+// flag is the config's --config value.
+func (c ConfigMount) flag() string {
+	v := "source=" + c.Config + ",target=" + c.Target + ",mode=0444"
+	if c.UID != "" {
+		v += ",uid=" + c.UID
+	}
+	if c.GID != "" {
+		v += ",gid=" + c.GID
+	}
+	return v
+}
+
+// flag is the secret's --secret value.
+func (sm SecretMount) flag() string {
+	mode := sm.Mode
+	if mode == 0 {
+		mode = 0o400
+	}
+	v := fmt.Sprintf("source=%s,target=%s,mode=%#o", sm.Secret, sm.Target, uint32(mode))
+	if sm.UID != "" {
+		v += ",uid=" + sm.UID
+	}
+	if sm.GID != "" {
+		v += ",gid=" + sm.GID
+	}
+	return v
 }
 
 // FromCompose are the choices that turn a compose service into a swarm service.

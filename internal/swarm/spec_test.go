@@ -182,7 +182,7 @@ func TestUnpackTransfer(t *testing.T) {
 	}
 	log.WriteString(enc + "\n" + transferEnd + "\n")
 	var res JobResult
-	if err := unpackTransfer([]byte(log.String()), map[string][]byte{"body.bin": nil}, &res); err != nil {
+	if err := unpackTransfer([]byte(log.String()), "/raw", map[string][]byte{"body.bin": nil}, &res); err != nil {
 		t.Fatal(err)
 	}
 	if string(res.Stdout) != "no newline at the end" || string(res.Stderr) != "warn\n" || res.ExitCode != 3 || res.Nofile != 16384 {
@@ -195,10 +195,10 @@ func TestUnpackTransfer(t *testing.T) {
 		t.Errorf("files: %v", res.Files)
 	}
 	cut := strings.Split(log.String(), transferEnd)[0]
-	if err := unpackTransfer([]byte(cut), nil, &res); err == nil || !strings.Contains(err.Error(), "cut short") {
+	if err := unpackTransfer([]byte(cut), "/raw", nil, &res); err == nil || !strings.Contains(err.Error(), "cut short") {
 		t.Errorf("a cut transfer: %v", err)
 	}
-	if err := unpackTransfer([]byte("just a log\n"), nil, &res); err == nil {
+	if err := unpackTransfer([]byte("just a log\n"), "/raw", nil, &res); err == nil {
 		t.Error("a log without transfer accepted")
 	}
 }
@@ -263,7 +263,7 @@ func TestWrapperScriptRoundTrip(t *testing.T) {
 				t.Fatalf("no %q line in the wrapper's output", header)
 			}
 			var res JobResult
-			if err := unpackTransfer(out, nil, &res); err != nil {
+			if err := unpackTransfer(out, raw, nil, &res); err != nil {
 				t.Fatal(err)
 			}
 			if n := bytes.Count(res.Stdout, []byte("\n")); n != 3000 || res.ExitCode != 4 || string(res.Stderr) != "warn\n" || !hasFile(res.Files, "out.txt", "x\n") {
@@ -275,7 +275,7 @@ func TestWrapperScriptRoundTrip(t *testing.T) {
 			// Rotation that dropped the begin marker is named as such.
 			lines := strings.SplitAfter(string(out), "\n")
 			i := slices.Index(lines, header+"\n")
-			if err := unpackTransfer([]byte(strings.Join(lines[i+2:], "")), nil, &res); err == nil || !strings.Contains(err.Error(), "rotation") {
+			if err := unpackTransfer([]byte(strings.Join(lines[i+2:], "")), raw, nil, &res); err == nil || !strings.Contains(err.Error(), "rotation") {
 				t.Errorf("a log whose start was rotated away: %v", err)
 			}
 		})
@@ -301,4 +301,20 @@ func hasFile(files map[string][]byte, name, body string) bool {
 		}
 	}
 	return false
+}
+
+func TestSecretMountArgs(t *testing.T) {
+	s := ServiceSpec{Name: "s", Image: "i", Secrets: []SecretMount{
+		{Secret: "pb-tls-key.pem-1", Target: "/run/protobench/tls/key.pem"},
+		{Secret: "pb-web-2", Target: "/etc/prometheus/web.yml", Mode: 0o444, UID: "65534", GID: "65534"},
+	}}
+	got := strings.Join(s.CreateArgs(), " ")
+	for _, want := range []string{
+		"--secret source=pb-tls-key.pem-1,target=/run/protobench/tls/key.pem,mode=0400",
+		"--secret source=pb-web-2,target=/etc/prometheus/web.yml,mode=0444,uid=65534,gid=65534",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in\n%s", want, got)
+		}
+	}
 }

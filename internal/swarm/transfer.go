@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -169,14 +170,99 @@ func (c *Client) RunJob(ctx context.Context, j Job) (JobResult, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := unpackTransfer(stdout, j.Inputs, &res); err != nil {
+	if err := unpackTransfer(stdout, j.RawDir, j.Inputs, &res); err != nil {
 		return res, fmt.Errorf("job %s (task %s, exit %d): %w; the wrapper's stderr: %s", spec.Name, shortID(task.ID), task.ExitCode, err, lastLines(stderr, 3))
 	}
 	return res, nil
 }
 
-// unpackTransfer reads the marked base64 tar out of a job's log and fills res.
-func unpackTransfer(log []byte, inputs map[string][]byte, res *JobResult) error {
+// Transfer caps. The largest legitimate output is ghz's JSON report on stdout: it keeps per-call
+// details for at most 1,000,000 calls at about 200 bytes each, so about 200 MB (see
+// internal/tool/ghz). Every other output is far smaller: k6's summary and our generator's
+// results and histograms are kilobytes to a few megabytes, and a stderr is a few lines. So one
+// entry may hold 256 MiB and the whole transfer 512 MiB, unpacked; the log that carries it may
+// be 768 MiB (a plain transfer's base64 is a third larger, and each 76-character line gains a
+// newline). Anything above these is not a tool's output, and stops the step with an error
+// instead of filling the manager's memory or disk.
+const (
+	MaxTransferFile  = 256 << 20
+	MaxTransferTotal = 512 << 20
+	MaxTransferLog   = 768 << 20
+)
+
+// transferLimits are the caps unpackTransfer applies; tests shrink them.
+type transferLimits struct{ file, total int64 }
+
+var defaultTransferLimits = transferLimits{file: MaxTransferFile, total: MaxTransferTotal}
+
+// unpackTransfer reads the marked base64 tar out of a job's log and fills res. rawDir is the
+// job's RawDir: the tool's files are the tar's entries under it, and each must name a file
+// inside it (filepath.IsLocal), since the engine writes them into the results' raw/ folder.
+func unpackTransfer(log []byte, rawDir string, inputs map[string][]byte, res *JobResult) error {
+	return unpackTransferLimited(log, rawDir, inputs, res, defaultTransferLimits)
+}
+
+func unpackTransferLimited(log []byte, rawDir string, inputs map[string][]byte, res *JobResult, lim transferLimits) error {
+	archive, err := decodeTransfer(log)
+	if err != nil {
+		return err
+	}
+	rawPrefix := strings.TrimPrefix(path.Clean(rawDir), "/") + "/"
+	tr := tar.NewReader(archive)
+	files := map[string][]byte{}
+	var total int64
+	var sawExit bool
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("transfer: %w", err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		if h.Size > lim.file {
+			return fmt.Errorf("transfer: %s is %d bytes, over the %d bytes one file may hold; nothing was kept", h.Name, h.Size, lim.file)
+		}
+		if total += h.Size; total > lim.total {
+			return fmt.Errorf("transfer: the files add up to more than %d bytes (at %s); nothing was kept", lim.total, h.Name)
+		}
+		// The header's size bounds what tar.Reader returns; the limit guards that, too.
+		b, err := io.ReadAll(io.LimitReader(tr, lim.file+1))
+		if err != nil {
+			return fmt.Errorf("transfer: %s: %w", h.Name, err)
+		}
+		if int64(len(b)) > lim.file {
+			return fmt.Errorf("transfer: %s holds more than %d bytes; nothing was kept", h.Name, lim.file)
+		}
+		rel, isRaw := strings.CutPrefix(h.Name, rawPrefix)
+		if !isRaw {
+			if sawExit, err = readStatusEntry(h.Name, b, res, sawExit); err != nil {
+				return err
+			}
+			continue
+		}
+		// A name the engine would write outside raw/ (../x, /etc/x, or raw/ itself) is refused,
+		// not cleaned into something else.
+		if !filepath.IsLocal(rel) || path.Clean(rel) != strings.TrimSuffix(rel, "/") {
+			return fmt.Errorf("transfer: file name %q is not a plain name inside %s; nothing was kept", rel, rawDir)
+		}
+		if _, isInput := inputs[rel]; isInput {
+			continue
+		}
+		files[rel] = b
+	}
+	if !sawExit {
+		return errors.New("transfer: no exit status")
+	}
+	res.Files = files
+	return nil
+}
+
+// decodeTransfer finds the transfer between its markers in a job's log and returns its tar.
+func decodeTransfer(log []byte) (io.Reader, error) {
 	sc := bufio.NewScanner(bytes.NewReader(log))
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	var b64 strings.Builder
@@ -194,91 +280,66 @@ func unpackTransfer(log []byte, inputs map[string][]byte, res *JobResult) error 
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	switch state {
 	case 0:
 		if looksLikeBase64(log) {
-			return errors.New("the job's log starts inside a transfer: the log driver dropped its beginning (rotation)")
+			return nil, errors.New("the job's log starts inside a transfer: the log driver dropped its beginning (rotation)")
 		}
-		return errors.New("no transfer in the job's log (the wrapper did not run to its end)")
+		return nil, errors.New("no transfer in the job's log (the wrapper did not run to its end)")
 	case 1:
-		return errors.New("the transfer in the job's log is cut short")
+		return nil, errors.New("the transfer in the job's log is cut short")
 	}
 	data, err := base64.StdEncoding.DecodeString(b64.String())
 	if err != nil {
-		return fmt.Errorf("transfer: %w", err)
+		return nil, fmt.Errorf("transfer: %w", err)
 	}
 	var archive io.Reader = bytes.NewReader(data)
 	if gzipped {
 		zr, err := gzip.NewReader(archive)
 		if err != nil {
-			return fmt.Errorf("transfer: %w", err)
+			return nil, fmt.Errorf("transfer: %w", err)
 		}
 		archive = zr
 	}
-	tr := tar.NewReader(archive)
-	res.Files = map[string][]byte{}
-	var sawExit bool
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
+	return archive, nil
+}
+
+// readStatusEntry reads one of the wrapper's own entries (stdout, stderr, exit, nofile,
+// started, ended) into res; any other name outside RawDir is refused. It returns whether the
+// exit status has been seen.
+func readStatusEntry(name string, b []byte, res *JobResult, sawExit bool) (bool, error) {
+	switch name {
+	case "stdout":
+		res.Stdout = b
+	case "stderr":
+		res.Stderr = b
+	case "exit":
+		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
 		if err != nil {
-			return fmt.Errorf("transfer: %w", err)
+			return sawExit, fmt.Errorf("transfer: exit status %q", b)
 		}
-		if h.Typeflag != tar.TypeReg {
-			continue
+		res.ExitCode, sawExit = n, true
+	case "nofile":
+		res.Nofile, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	case "started", "ended":
+		// seconds.nanoseconds, read apart: a float64 would lose the nanoseconds.
+		secS, nsS, _ := strings.Cut(strings.TrimSpace(string(b)), ".")
+		sec, err1 := strconv.ParseInt(secS, 10, 64)
+		ns, err2 := strconv.ParseInt(nsS, 10, 64)
+		if err1 != nil || err2 != nil || len(nsS) != 9 {
+			return sawExit, nil // a date without %N: the caller's own clock then stands
 		}
-		b, err := io.ReadAll(tr)
-		if err != nil {
-			return fmt.Errorf("transfer: %w", err)
+		if name == "started" {
+			res.Started = time.Unix(sec, ns)
+		} else {
+			res.Ended = time.Unix(sec, ns)
 		}
-		name := path.Clean(h.Name)
-		switch name {
-		case "stdout":
-			res.Stdout = b
-		case "stderr":
-			res.Stderr = b
-		case "exit":
-			n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				return fmt.Errorf("transfer: exit status %q", b)
-			}
-			res.ExitCode, sawExit = n, true
-		case "nofile":
-			res.Nofile, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		case "started", "ended":
-			// seconds.nanoseconds, read apart: a float64 would lose the nanoseconds.
-			secS, nsS, _ := strings.Cut(strings.TrimSpace(string(b)), ".")
-			sec, err1 := strconv.ParseInt(secS, 10, 64)
-			ns, err2 := strconv.ParseInt(nsS, 10, 64)
-			if err1 != nil || err2 != nil || len(nsS) != 9 {
-				continue // a date without %N: the caller's own clock then stands
-			}
-			t := time.Unix(sec, ns)
-			if name == "started" {
-				res.Started = t
-			} else {
-				res.Ended = t
-			}
-		default:
-			// raw/<name>: the tool's files, relative to RawDir.
-			_, rel, ok := strings.Cut(name, "/")
-			if !ok {
-				continue
-			}
-			if _, isInput := inputs[rel]; isInput {
-				continue
-			}
-			res.Files[rel] = b
-		}
+	default:
+		return sawExit, fmt.Errorf("transfer: entry %q is neither the wrapper's nor under the job's RawDir; nothing was kept", name)
 	}
-	if !sawExit {
-		return errors.New("transfer: no exit status")
-	}
-	return nil
+	return sawExit, nil
 }
 
 func lastLines(b []byte, n int) string {

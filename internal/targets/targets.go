@@ -5,10 +5,9 @@
 package targets
 
 import (
-	"fmt"
 	"slices"
-	"sort"
 	"strings"
+	"time"
 
 	"github.com/protobench/protobench/internal/contract"
 )
@@ -68,9 +67,13 @@ const (
 // Knob is one setting of a target a scenario may change: the environment variable the server reads
 // it from and how its value is checked.
 type Knob struct {
-	Env   string // the server's variable; empty for a client knob
-	Kind  string // KnobInt, KnobBool, KnobSize, KnobDuration or KnobEnum
-	Min   int64
+	Env  string // the server's variable; empty for a client knob
+	Kind string // KnobInt, KnobBool, KnobSize, KnobDuration or KnobEnum
+	Min  int64
+	// Max bounds an int or size knob, and a duration knob in nanoseconds; 0 leaves it unbounded.
+	// A server limit that guards against a hostile client (grpc-go's streams) gets one, so no
+	// scenario can lift it.
+	Max   int64
 	Enum  []string
 	About string
 	// Client marks a knob of the load tool's client rather than the server (ZeroMQ's pattern):
@@ -156,6 +159,11 @@ type Target struct {
 	// NoTLS says why.
 	TLS   *TLSSupport
 	NoTLS string
+
+	// Gzip says how the server compresses when a step asks for compression gzip; empty: it
+	// cannot, and NoGzip says why. Under compression none (the default) no server compresses.
+	Gzip   string
+	NoGzip string
 }
 
 // TLSSupport is a target's TLS: the ALPN protocols it offers (PROTOBENCH_TLS_ALPN) and how.
@@ -171,8 +179,11 @@ const (
 	TLSKeyEnv  = "PROTOBENCH_TLS_KEY"
 	TLSALPNEnv = "PROTOBENCH_TLS_ALPN"
 	TLSMount   = "/run/protobench/tls"
-	// TLSDirEnv is the compose variable naming the host folder mounted at TLSMount.
+	// TLSDirEnv is the compose variable naming the host folder mounted at TLSMount in the
+	// servers: the CA, the server certificate and its key.
 	TLSDirEnv = "PROTOBENCH_TLS_DIR"
+	// TLSCADirEnv names the host folder mounted at TLSMount in the tools: the CA alone.
+	TLSCADirEnv = "PROTOBENCH_TLS_CA_DIR"
 )
 
 // TLSEnv is the server environment that turns TLS on, with certificates under dir (TLSMount in
@@ -204,9 +215,15 @@ var commonKnobs = map[string]Knob{
 	"max_payload_bytes": {Env: "PROTOBENCH_MAX_PAYLOAD_BYTES", Kind: KnobSize, Min: 1, About: "largest request the server accepts (default 16 MiB); a step's payload may not exceed it"},
 }
 
+// goKnobs apply to every Go server (serverkit reads them).
+var goKnobs = map[string]Knob{
+	"handler_cpu": {Env: "PROTOBENCH_HANDLER_CPU", Kind: KnobDuration, Max: int64(time.Millisecond),
+		About: "CPU time every request burns on top of its work, in integer rounds calibrated at start against the thread's CPU clock (0 to 1ms): a known slowdown for calibration, never for a real comparison"},
+}
+
 // httpKnobs are the transport knobs of the servers on serverkit's HTTP server (REST, Connect).
 var httpKnobs = map[string]Knob{
-	"idle_timeout":                 {Env: "PROTOBENCH_HTTP_IDLE_TIMEOUT", Kind: KnobDuration, About: "http.Server.IdleTimeout"},
+	"idle_timeout":                 {Env: "PROTOBENCH_HTTP_IDLE_TIMEOUT", Kind: KnobDuration, About: "http.Server.IdleTimeout (default 2m; 0 means the default)"},
 	"read_header_timeout":          {Env: "PROTOBENCH_HTTP_READ_HEADER_TIMEOUT", Kind: KnobDuration, About: "http.Server.ReadHeaderTimeout"},
 	"http2_max_concurrent_streams": {Env: "PROTOBENCH_HTTP2_MAX_CONCURRENT_STREAMS", Kind: KnobInt, Min: 1, About: "h2c streams per connection (http.HTTP2Config.MaxConcurrentStreams, default 250)"},
 }
@@ -226,6 +243,14 @@ func goServer(t Target) Target {
 	bin := "/usr/local/bin/protobench-" + t.Name + "-server"
 	t.Entrypoint = []string{bin}
 	t.Health = []string{bin, "--probe"}
+	knobs := map[string]Knob{}
+	for k, v := range goKnobs {
+		knobs[k] = v
+	}
+	for k, v := range t.Knobs {
+		knobs[k] = v
+	}
+	t.Knobs = knobs
 	return t
 }
 
@@ -244,11 +269,13 @@ var all = []Target{
 		GoServer: "internal/server/grpcserver", Port: 50051,
 		Methods: append(slices.Clone(unary), contract.MethodEchoStream),
 		TLS:     &TLSSupport{ALPN: []string{"h2"}, About: "crypto/tls in front of grpc-go (serverkit), ALPN h2"},
+		Gzip:    "gRPC message compression: grpc-go's registered gzip codec inflates compressed requests and compresses each reply as its request was",
 		Knobs: map[string]Knob{
-			"max_concurrent_streams": {Env: "PROTOBENCH_GRPC_MAX_CONCURRENT_STREAMS", Kind: KnobInt, Min: 1, About: "HTTP/2 streams per connection (grpc.MaxConcurrentStreams)"},
+			"max_concurrent_streams": {Env: "PROTOBENCH_GRPC_MAX_CONCURRENT_STREAMS", Kind: KnobInt, Min: 1, Max: 100000, About: "HTTP/2 streams per connection (grpc.MaxConcurrentStreams, default 1000)"},
 			"read_buffer_bytes":      {Env: "PROTOBENCH_GRPC_READ_BUFFER_BYTES", Kind: KnobSize, About: "grpc-go's per-connection read buffer (grpc.ReadBufferSize)"},
 			"write_buffer_bytes":     {Env: "PROTOBENCH_GRPC_WRITE_BUFFER_BYTES", Kind: KnobSize, About: "grpc-go's per-connection write buffer (grpc.WriteBufferSize)"},
 			"stream_workers":         {Env: "PROTOBENCH_GRPC_STREAM_WORKERS", Kind: KnobInt, Min: 1, About: "goroutines that serve streams (grpc.NumStreamWorkers); unset: one per stream"},
+			"fail_every":             {Env: "PROTOBENCH_GRPC_FAIL_EVERY", Kind: KnobInt, Min: 1, About: "a fault, to check a tool's count: every Nth unary call fails with Unavailable (in an HTTP 200, which h2load counts as a success); unset: none fail"},
 		},
 	}),
 	goServer(Target{
@@ -259,6 +286,7 @@ var all = []Target{
 		Encodings:    []string{EncodingJSON, EncodingProtobuf},
 		Knobs:        httpKnobs,
 		TLS:          &TLSSupport{ALPN: []string{"h2", "http/1.1"}, About: "crypto/tls (serverkit); ALPN picks HTTPS/2 or HTTPS/1.1"},
+		Gzip:         "HTTP Content-Encoding: gzip request bodies inflated, every reply to a client whose Accept-Encoding names gzip compressed; under none a compressed body is refused with 415",
 	}),
 	goServer(Target{
 		Name: "connect", GoName: "Connect", Protocol: Connect, About: "Go connect-go (connectrpc.com/connect) on net/http: Connect, gRPC and gRPC-Web, HTTP/1.1 and h2c",
@@ -269,12 +297,14 @@ var all = []Target{
 		AlsoSpeaks:   []string{GRPC},
 		Knobs:        httpKnobs,
 		TLS:          &TLSSupport{ALPN: []string{"h2", "http/1.1"}, About: "crypto/tls (serverkit); ALPN picks HTTPS/2 (Connect, gRPC, gRPC-Web) or HTTPS/1.1 (Connect)"},
+		Gzip:         "connect-go's gzip (gRPC message compression; Content-Encoding on Connect unary calls): requests inflated, every reply to a client that accepts gzip compressed",
 	}),
 	goServer(Target{
 		Name: "netrpc", GoName: "NetRPC", Protocol: NetRPC, About: "Go net/rpc (gob)",
 		GoServer: "internal/server/netrpcserver", Port: 4200,
 		Methods: slices.Clone(unary),
 		TLS:     &TLSSupport{About: "crypto/tls listener (serverkit), as tls.Listen; no ALPN"},
+		NoGzip:  "net/rpc's gob codec has no compression",
 	}),
 	goServer(Target{
 		Name: "zeromq", GoName: "ZeroMQ", Protocol: ZMQ, About: "Go on libzmq: ROUTER, PULL and PUB",
@@ -286,6 +316,7 @@ var all = []Target{
 		Methods:  append(slices.Clone(unary), MethodPublish),
 		NoTLS:    "ZeroMQ has no TLS transport; its CURVE security (libzmq + libsodium) is a different handshake and cipher, not measured here (docs/tls.md)",
 		Patterns: zmqPatterns,
+		NoGzip:   "ZeroMQ frames carry no content encoding",
 		Knobs: map[string]Knob{
 			"sndhwm":     {Env: "PROTOBENCH_ZMQ_SNDHWM", Kind: KnobInt, About: "send high-water mark in messages (0 = unlimited)"},
 			"rcvhwm":     {Env: "PROTOBENCH_ZMQ_RCVHWM", Kind: KnobInt, About: "receive high-water mark in messages (0 = unlimited)"},
@@ -300,9 +331,9 @@ var all = []Target{
 		HealthRetries: 90, // grpcio's import is slow on a capped core
 		Methods:       append(slices.Clone(unary), contract.MethodEchoStream),
 		TLS:           &TLSSupport{ALPN: []string{"h2"}, About: "grpc.ssl_server_credentials (gRPC core's TLS; ALPN h2)"},
+		Gzip:          "gRPC core's gzip: requests inflated, every reply compressed (grpc.server(compression=Gzip))",
 		Knobs: map[string]Knob{
 			"mode":    {Env: "PROTOBENCH_PY_MODE", Kind: KnobEnum, Enum: []string{"sync", "aio"}, About: "thread-pool server (sync, the default) or asyncio server (aio)"},
-			"gzip":    {Env: "PROTOBENCH_PY_GZIP", Kind: KnobBool, About: "compress every response with gzip"},
 			"threads": {Env: "PROTOBENCH_PY_THREADS", Kind: KnobInt, Min: 1, About: "thread-pool size in sync mode"},
 		},
 	},
@@ -350,135 +381,4 @@ func withDerived(entries []Target) []Target {
 		}
 	}
 	return out
-}
-
-// All returns every registered target, in listing order.
-func All() []Target { return slices.Clone(all) }
-
-// DriverNeedsCgo marks the protocols whose load-generator driver is built on a C library through
-// cgo (ZeroMQ's, on libzmq): the generated driver list links them in only where cgo is on, so a
-// host without the library's headers still builds the CLI.
-var DriverNeedsCgo = map[string]bool{ZMQ: true}
-
-// Names lists every registered target name, in listing order.
-func Names() []string {
-	names := make([]string, len(all))
-	for i, t := range all {
-		names[i] = t.Name
-	}
-	return names
-}
-
-// Lookup returns the registered target called name.
-func Lookup(name string) (Target, bool) {
-	for _, t := range all {
-		if t.Name == name {
-			return t, true
-		}
-	}
-	return Target{}, false
-}
-
-// IsHTTP reports whether the target speaks HTTP, and so takes an HTTP version and an encoding.
-func (t Target) IsHTTP() bool { return OverHTTP[t.Protocol] }
-
-// Streams reports whether the target serves a streaming method.
-func (t Target) Streams() bool { return slices.Contains(t.Methods, contract.MethodEchoStream) }
-
-// Implements reports whether the target serves method.
-func (t Target) Implements(method string) bool { return slices.Contains(t.Methods, method) }
-
-// Pattern returns the named pattern, or the default one for "".
-func (t Target) Pattern(name string) (Pattern, bool) {
-	if len(t.Patterns) == 0 {
-		return Pattern{}, false
-	}
-	if name == "" {
-		return t.Patterns[0], true
-	}
-	for _, p := range t.Patterns {
-		if p.Name == name {
-			return p, true
-		}
-	}
-	return Pattern{}, false
-}
-
-// PatternNames lists the target's patterns; the first is the default.
-func (t Target) PatternNames() []string {
-	names := make([]string, len(t.Patterns))
-	for i, p := range t.Patterns {
-		names[i] = p.Name
-	}
-	return names
-}
-
-// PatternFor picks the pattern a method runs on when a step names none: the default one if it
-// carries method, else the first that does.
-func (t Target) PatternFor(method string) string {
-	for _, p := range t.Patterns {
-		if slices.Contains(p.Methods, method) {
-			return p.Name
-		}
-	}
-	if len(t.Patterns) > 0 {
-		return t.Patterns[0].Name
-	}
-	return ""
-}
-
-// Multiplexes reports whether one connection of this target's client carries many requests in
-// flight: a gRPC channel, an HTTP/2 connection, net/rpc's client and a ZeroMQ DEALER do;
-// HTTP/1.1 and a ZeroMQ REQ socket cannot.
-func (t Target) Multiplexes(httpVersion, pattern string) bool {
-	switch {
-	case t.IsHTTP():
-		return httpVersion == HTTP2
-	case len(t.Patterns) > 0:
-		p, ok := t.Pattern(pattern)
-		return ok && p.Multiplexes
-	}
-	return true
-}
-
-// KnobNames lists the target's knobs, sorted.
-func (t Target) KnobNames() []string {
-	names := make([]string, 0, len(t.Knobs))
-	for n := range t.Knobs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// ClientKnobs are the target's client knobs (Knob.Client), which a custom target of the same
-// protocol takes too, since the client is ours.
-func (t Target) ClientKnobs() map[string]Knob {
-	out := map[string]Knob{}
-	for n, k := range t.Knobs {
-		if k.Client {
-			out[n] = k
-		}
-	}
-	return out
-}
-
-// Address is host:port of the target's main listener on the compose network.
-func (t Target) Address() string { return fmt.Sprintf("%s:%d", t.Name, t.Port) }
-
-// PayloadMethods are the methods whose request carries payload_bytes.
-var PayloadMethods = []string{contract.MethodEcho, contract.MethodEchoStream, MethodPublish}
-
-// AllMethods is every method any target may serve: the contract's and MethodPublish.
-func AllMethods() []string { return append(slices.Clone(contract.Methods), MethodPublish) }
-
-// HTTPTargets names the targets that speak HTTP, for error messages.
-func HTTPTargets() string {
-	var names []string
-	for _, t := range all {
-		if t.IsHTTP() {
-			names = append(names, t.Name)
-		}
-	}
-	return strings.Join(names, ", ")
 }

@@ -58,9 +58,16 @@ type Options struct {
 	NotAfter time.Time // zero: one week from now
 	// NotBefore, when set, backdates the certificates (tests make expired ones with it).
 	NotBefore time.Time
+	// Owner, when set, gets the folder and its files: the user the servers run as, who alone
+	// may read the key.
+	Owner *Owner
 }
 
-// Generate writes a fresh CA and server certificate into dir (created 0700; keys 0600).
+// Owner is a numeric user and group.
+type Owner struct{ UID, GID int }
+
+// Generate writes a fresh CA and server certificate into dir: the folder 0700, the key 0600,
+// the certificates 0644, all owned by opts.Owner when set.
 func Generate(dir string, opts Options) (*Set, error) {
 	if opts.KeyType == "" {
 		opts.KeyType = KeyECDSA
@@ -72,9 +79,25 @@ func Generate(dir string, opts Options) (*Set, error) {
 	if opts.NotAfter.IsZero() {
 		opts.NotAfter = now.Add(7 * 24 * time.Hour)
 	}
-	caKey, err := newKey(opts.KeyType)
+	ca, caDER, caKey, err := newCA(opts)
 	if err != nil {
 		return nil, err
+	}
+	srvDER, keyDER, err := newServerCert(opts, ca, caKey)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeSet(dir, opts.Owner, caDER, srvDER, keyDER); err != nil {
+		return nil, err
+	}
+	return &Set{Dir: dir, KeyType: opts.KeyType, CAFingerprint: Fingerprint(caDER), NotAfter: opts.NotAfter}, nil
+}
+
+// newCA makes the run's self-signed CA: its certificate parsed and as DER, and its key.
+func newCA(opts Options) (*x509.Certificate, []byte, crypto.Signer, error) {
+	caKey, err := newKey(opts.KeyType)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	caTmpl := &x509.Certificate{
 		SerialNumber:          serial(),
@@ -87,12 +110,18 @@ func Generate(dir string, opts Options) (*Set, error) {
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, caKey.Public(), caKey)
 	if err != nil {
-		return nil, fmt.Errorf("tlscert: CA: %w", err)
+		return nil, nil, nil, fmt.Errorf("tlscert: CA: %w", err)
 	}
 	ca, _ := x509.ParseCertificate(caDER)
+	return ca, caDER, caKey, nil
+}
+
+// newServerCert makes the server certificate ca signs, for opts.Hosts and this machine's
+// loopback names, and returns it and its PKCS #8 key as DER.
+func newServerCert(opts Options, ca *x509.Certificate, caKey crypto.Signer) (certDER, keyDER []byte, err error) {
 	srvKey, err := newKey(opts.KeyType)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	srvTmpl := &x509.Certificate{
 		SerialNumber: serial(),
@@ -112,16 +141,26 @@ func Generate(dir string, opts Options) (*Set, error) {
 			srvTmpl.DNSNames = append(srvTmpl.DNSNames, h)
 		}
 	}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, ca, srvKey.Public(), caKey)
+	certDER, err = x509.CreateCertificate(rand.Reader, srvTmpl, ca, srvKey.Public(), caKey)
 	if err != nil {
-		return nil, fmt.Errorf("tlscert: server certificate: %w", err)
+		return nil, nil, fmt.Errorf("tlscert: server certificate: %w", err)
 	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(srvKey)
+	keyDER, err = x509.MarshalPKCS8PrivateKey(srvKey)
 	if err != nil {
-		return nil, fmt.Errorf("tlscert: server key: %w", err)
+		return nil, nil, fmt.Errorf("tlscert: server key: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("tlscert: %w", err)
+	return certDER, keyDER, nil
+}
+
+// writeSet writes the PEM files into dir, which only owner (or we) may enter; the folder is
+// chowned last, after its files.
+func writeSet(dir string, owner *Owner, caDER, srvDER, keyDER []byte) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("tlscert: %w", err)
+	}
+	// MkdirAll keeps an existing folder's mode.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("tlscert: %w", err)
 	}
 	files := []struct {
 		name, kind string
@@ -130,21 +169,51 @@ func Generate(dir string, opts Options) (*Set, error) {
 	}{
 		{CAFile, "CERTIFICATE", caDER, 0o644},
 		{CertFile, "CERTIFICATE", srvDER, 0o644},
-		// Readable by all: the servers run as other users in their containers, and the key is
-		// a throw-away made for this results folder only.
-		{KeyFile, "PRIVATE KEY", keyDER, 0o644},
+		{KeyFile, "PRIVATE KEY", keyDER, 0o600},
 	}
 	for _, f := range files {
 		b := pem.EncodeToMemory(&pem.Block{Type: f.kind, Bytes: f.der})
-		if err := os.WriteFile(filepath.Join(dir, f.name), b, f.mode); err != nil {
-			return nil, fmt.Errorf("tlscert: %w", err)
+		if err := writeFile(filepath.Join(dir, f.name), b, f.mode, owner); err != nil {
+			return err
 		}
 	}
 	// Never committed: a results folder inside a repository gets the key ignored explicitly.
-	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("*\n"), 0o644); err != nil {
-		return nil, fmt.Errorf("tlscert: %w", err)
+	if err := writeFile(filepath.Join(dir, ".gitignore"), []byte("*\n"), 0o644, owner); err != nil {
+		return err
 	}
-	return &Set{Dir: dir, KeyType: opts.KeyType, CAFingerprint: Fingerprint(caDER), NotAfter: opts.NotAfter}, nil
+	if owner != nil {
+		if err := os.Chown(dir, owner.UID, owner.GID); err != nil {
+			return fmt.Errorf("tlscert: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeFile writes a new file with mode exactly (an old file is replaced, so no earlier mode or
+// owner survives), owned by owner when set.
+func writeFile(path string, b []byte, mode os.FileMode, owner *Owner) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("tlscert: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return fmt.Errorf("tlscert: %w", err)
+	}
+	if owner != nil {
+		if err := f.Chown(owner.UID, owner.GID); err != nil {
+			f.Close()
+			return fmt.Errorf("tlscert: %w", err)
+		}
+	}
+	if err := f.Chmod(mode); err != nil { // the umask may have narrowed it
+		f.Close()
+		return fmt.Errorf("tlscert: %w", err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("tlscert: %w", err)
+	}
+	return f.Close()
 }
 
 // Fingerprint is the SHA-256 of a certificate's DER bytes in hex.

@@ -114,3 +114,66 @@ func TestParseKeyType(t *testing.T) {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// TestKeyIsPrivate: the folder is 0700 and the key 0600 even where the folder existed with a
+// wider mode and an earlier key was readable by all.
+func TestKeyIsPrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tls")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, KeyFile), []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Generate(dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]os.FileMode{dir: os.ModeDir | 0o700, filepath.Join(dir, KeyFile): 0o600, filepath.Join(dir, CAFile): 0o644} {
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode() != want {
+			t.Errorf("%s: mode %v, want %v", path, st.Mode(), want)
+		}
+	}
+}
+
+// TestCheck: a complete set is good until its expiry; a missing key, an expired set, one that
+// expires too soon, and a server certificate of another CA are each named.
+func TestCheck(t *testing.T) {
+	now := time.Now()
+	good := t.TempDir()
+	if _, err := Generate(good, Options{NotAfter: now.Add(48 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(good, now.Add(24*time.Hour)); err != nil {
+		t.Errorf("a good set: %v", err)
+	}
+	if err := Check(good, now.Add(72*time.Hour)); err == nil || !strings.Contains(err.Error(), "expires") {
+		t.Errorf("a set that expires before the run ends: %v", err)
+	}
+	expired := t.TempDir()
+	if _, err := Generate(expired, Options{NotBefore: now.Add(-72 * time.Hour), NotAfter: now.Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(expired, now); err == nil || !strings.Contains(err.Error(), "expires") {
+		t.Errorf("an expired set: %v", err)
+	}
+	other := t.TempDir()
+	if _, err := Generate(other, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	mixed := t.TempDir()
+	for _, f := range []struct{ from, name string }{{other, CAFile}, {good, CertFile}, {good, KeyFile}} {
+		b, _ := os.ReadFile(filepath.Join(f.from, f.name))
+		os.WriteFile(filepath.Join(mixed, f.name), b, 0o600)
+	}
+	if err := Check(mixed, now); err == nil || !strings.Contains(err.Error(), "not signed") {
+		t.Errorf("a server certificate of another CA: %v", err)
+	}
+	os.Remove(filepath.Join(good, KeyFile))
+	if err := Check(good, now); err == nil || !strings.Contains(err.Error(), KeyFile) {
+		t.Errorf("no key: %v", err)
+	}
+}

@@ -2,7 +2,6 @@ package tool
 
 import (
 	"bytes"
-	"math"
 	"strings"
 
 	"github.com/protobench/protobench/internal/record"
@@ -36,16 +35,9 @@ func (r Raw) StderrTail(program string) string {
 	return "; " + program + " stderr: " + s
 }
 
-// Threads is the event-loop thread count for a tool with that many connections: one per CPU of
-// Invocation.ClientCPUs when it is known, otherwise defaultThreads, and never more threads than
-// connections (wrk and h2load refuse that).
-func Threads(inv Invocation, connections, defaultThreads int) int {
-	t := defaultThreads
-	if inv.ClientCPUs > 0 {
-		t = int(math.Ceil(inv.ClientCPUs))
-	}
-	return max(1, min(connections, t))
-}
+// Threads is the event-loop thread count for a tool with that many connections: maxThreads, but
+// never more threads than connections (wrk and h2load refuse that), and at least one.
+func Threads(connections, maxThreads int) int { return max(1, min(connections, maxThreads)) }
 
 // LastLine is the last non-blank line of a program's output, for a one-line error. The line's
 // leading white space is kept: callers that want it gone trim it.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/protobench/protobench/internal/record"
+	"github.com/protobench/protobench/internal/targets"
 )
 
 // Invocation is everything a tool needs to know to load one target for one step.
@@ -43,14 +44,15 @@ type Invocation struct {
 	// open: the shared start of the parts of a split step (Split), so that they measure one
 	// window. Only a tool that declares Capabilities.Parts takes it.
 	StartAt time.Time
-	// ClientCPUs is the CPU the tool may use, when known (bench-generators pins each tool to one
-	// core); tools with a thread count run one event loop per CPU. 0: the tool's default.
-	ClientCPUs float64
 
 	// RequestsPerConnection, when positive, closes each connection after that many requests and
 	// opens a new one (connection churn); only tools whose Capabilities.Churn lists the
 	// protocol take it.
 	RequestsPerConnection int
+	// Compression is the step's compression: "none" (or empty) sends and accepts nothing
+	// compressed; "gzip" compresses requests and accepts compressed replies, only for tools
+	// whose Capabilities.Gzip lists the protocol.
+	Compression string
 
 	// RawDir is the directory, as the tool sees it (inside its container), where it may write
 	// output files; RawPrefix is the file-name prefix reserved for this invocation.
@@ -142,6 +144,11 @@ type Capabilities struct {
 	// Churn lists the protocols on which it can close each connection after
 	// Invocation.RequestsPerConnection requests and open a new one (connection churn).
 	Churn []string
+	// Gzip lists the protocols on which it can compress its requests with gzip and read gzip
+	// replies (Invocation.Compression gzip). Every tool can run compression none: the servers
+	// then compress nothing whatever a client advertises (ghz and k6 advertise gzip through
+	// grpc-go's registered codec; the record's reply_encoding, read from the server, shows it).
+	Gzip []string
 	// Image is the logical image (internal/images) the tool runs from; ImageVariant, when set,
 	// is the variant that image must hold (wrk2 shares wrk's image where wrk2 could be built).
 	Image        string
@@ -157,13 +164,6 @@ type Capabilities struct {
 	// Program is the executable the runner starts in the tool's image, in place of the
 	// service's default entrypoint (wrk2 and wrk share the wrk service); empty: the entrypoint.
 	Program string
-	// HostPaths maps each file or folder installed in the tool's image that its command line
-	// names (scripts, the proto) to the repository's copy, relative to the repository's root,
-	// for runs outside the image (bench-generators, golden captures).
-	HostPaths map[string]string
-	// Install says how to get Program on a host, for runs outside the tool's image:
-	// bench-generators prints it when the program is missing.
-	Install string
 	// Compose is what the tool's compose service (Service, generated into
 	// compose/docker-compose.yml by `protobench generate`) holds beyond the shared tool block, its
 	// image and its entrypoint (Program): YAML lines at the service's indentation (four
@@ -194,6 +194,9 @@ func (c Capabilities) Speaks(protocol string) bool { return slices.Contains(c.Pr
 
 // Churns reports whether the tool can churn protocol's connections.
 func (c Capabilities) Churns(protocol string) bool { return slices.Contains(c.Churn, protocol) }
+
+// Gzips reports whether the tool can run compression gzip on protocol.
+func (c Capabilities) Gzips(protocol string) bool { return slices.Contains(c.Gzip, protocol) }
 
 // Runs reports whether the tool runs the load model.
 func (c Capabilities) Runs(model string) bool { return slices.Contains(c.Models, model) }
@@ -263,18 +266,33 @@ func GoMemLimit(capBytes int64) int64 { return capBytes / 10 * 8 }
 // encoding (empty ones are HTTP/1.1 and JSON, as HTTP steps always were), or nil; invocations of
 // other protocols pass.
 func (c Capabilities) CheckHTTP(name string, inv Invocation) error {
-	if inv.Scheme != "http" {
+	if inv.Scheme != targets.HTTP {
 		return nil
 	}
 	version, encoding := inv.HTTPVersion, inv.Encoding
 	if version == "" {
-		version = "1.1"
+		version = targets.HTTP1
 	}
 	if encoding == "" {
-		encoding = "json"
+		encoding = targets.EncodingJSON
 	}
 	if !c.SendsHTTP(version, encoding) {
 		return fmt.Errorf("%s cannot send HTTP/%s requests with %s bodies", name, version, encoding)
 	}
 	return nil
+}
+
+// CheckCompression reports why the tool cannot run inv's compression, or nil: every tool runs
+// none, and gzip only on the protocols its Capabilities.Gzip lists.
+func CheckCompression(name string, c Capabilities, inv Invocation) error {
+	switch inv.Compression {
+	case "", "none":
+		return nil
+	case "gzip":
+		if c.Gzips(inv.Scheme) {
+			return nil
+		}
+		return fmt.Errorf("%s cannot compress %s requests with gzip", name, inv.Scheme)
+	}
+	return fmt.Errorf("compression %q: expected none or gzip", inv.Compression)
 }

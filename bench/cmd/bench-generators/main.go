@@ -6,11 +6,7 @@
 package main
 
 import (
-	"context"
-	"os"
-	"os/signal"
-	"syscall"
-
+	"github.com/protobench/protobench/bench/benchcli"
 	"github.com/protobench/protobench/bench/genbench"
 
 	// Tool adapters register themselves with internal/tool: the bench runs each tool with the
@@ -18,8 +14,4 @@ import (
 	_ "github.com/protobench/protobench/internal/tool/all"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(genbench.Command(ctx, os.Args[1:], os.Stdout, os.Stderr))
-}
+func main() { benchcli.Main(genbench.Command) }

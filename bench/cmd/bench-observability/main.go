@@ -6,19 +6,11 @@
 package main
 
 import (
-	"context"
-	"os"
-	"os/signal"
-	"syscall"
-
+	"github.com/protobench/protobench/bench/benchcli"
 	"github.com/protobench/protobench/bench/obsbench"
 
 	// Tool adapters register themselves with internal/tool.
 	_ "github.com/protobench/protobench/internal/tool/all"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(obsbench.Command(ctx, os.Args[1:], os.Stdout, os.Stderr))
-}
+func main() { benchcli.Main(obsbench.Command) }

@@ -20,8 +20,9 @@ type Conn struct {
 	// TLS, when set, makes Dial complete a TLS handshake with it; the Wire counts records.
 	TLS *tls.Config
 
-	tc  *tls.Conn
-	rec *records
+	tc   *tls.Conn
+	rec  *records
+	step *steppedRecords // a handshake the loop drives (handshake.go), until it ends
 
 	watchOut bool // the poller watches for writability
 	due      bool // in the loop's due list

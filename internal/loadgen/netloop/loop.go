@@ -46,13 +46,19 @@ type Options struct {
 }
 
 // Serve is the event loop behind every lean driver (loadgen.Multiplexer.Serve): one epoll set and
-// one goroutine for a group of sessions. Each round it reads every reply that has arrived, then
+// one goroutine for a group of sessions. In the open model it is serveOpen (open.go). Each round it reads every reply that has arrived, then
 // lets each session that got replies (or is new) claim as many requests as it has room for and
 // writes them in one system call per socket: like wrk, a burst of writes wakes the server once,
 // not once per request. It returns when the schedule is over and every request has ended, when
 // ctx is done (abandoning what is in flight), or with an error when a lost connection cannot be
 // replaced within the connect timeout.
 func Serve(ctx context.Context, sessions []Session, p *loadgen.Pipe, opts Options) error {
+	if p.Config().Churns() {
+		return serveChurn(ctx, sessions, p)
+	}
+	if p.Config().Open() {
+		return serveOpen(ctx, sessions, p, opts)
+	}
 	l := &loop{p: p, byFD: map[int]Session{}, timeout: p.Config().ConnectTimeout}
 	poll, err := NewPoller(len(sessions))
 	if err != nil {
@@ -81,62 +87,80 @@ func Serve(ctx context.Context, sessions []Session, p *loadgen.Pipe, opts Option
 		if l.over && l.inflight(sessions) == 0 {
 			return nil
 		}
-		events, err = poll.Wait(events[:0])
-		if err != nil {
+		if events, err = l.wait(events[:0]); err != nil {
 			return err
 		}
-		if len(events) > 0 && len(events) < len(l.byFD) {
-			// Replies come one at a time from a busy server; look once more for sockets
-			// whose replies arrived meanwhile, so that the next requests go out in larger
-			// batches. The poll is level-triggered and nothing was read yet, so it sees every
-			// socket Wait saw: its answer replaces Wait's rather than listing them twice.
-			if events, err = poll.Poll(events[:0]); err != nil {
+		for _, ev := range events {
+			if err := l.serveEvent(ctx, ev); err != nil {
 				return err
 			}
 		}
-		for _, ev := range events {
-			s := l.byFD[ev.FD]
-			if s == nil {
-				continue
-			}
-			c := s.Conn()
-			if ev.Writable && c.Pending() {
-				if err := l.flush(s); err != nil {
-					if err := l.replace(ctx, s, err); err != nil {
-						return err
-					}
-					continue
-				}
-			}
-			if !ev.Readable {
-				continue
-			}
-			err := c.ReadOnce()
-			if err == nil {
-				err = s.Received(p)
-			} else if IsAgain(err) {
-				err = nil
-			}
-			if err != nil {
-				if err := l.replace(ctx, s, err); err != nil {
-					return err
-				}
-				continue
-			}
-			l.markDue(s)
-		}
 		if opts.ExpireEvery > 0 {
-			if now := p.Now(); now.Sub(lastExpire) >= opts.ExpireEvery {
-				lastExpire = now
-				for _, s := range sessions {
-					if e, ok := s.(Expirer); ok {
-						e.Expire(p, now)
-						l.markDue(s)
-					}
-				}
-			}
+			lastExpire = l.expire(sessions, lastExpire, opts.ExpireEvery)
 		}
 	}
+}
+
+// wait returns the sockets that are ready, in events.
+func (l *loop) wait(events []Event) ([]Event, error) {
+	events, err := l.poll.Wait(events)
+	if err != nil {
+		return events, err
+	}
+	if len(events) > 0 && len(events) < len(l.byFD) {
+		// Replies come one at a time from a busy server; look once more for sockets whose
+		// replies arrived meanwhile, so that the next requests go out in larger batches. The
+		// poll is level-triggered and nothing was read yet, so it sees every socket Wait saw:
+		// its answer replaces Wait's rather than listing them twice.
+		return l.poll.Poll(events[:0])
+	}
+	return events, nil
+}
+
+// serveEvent writes what a writable socket's session has pending and hands what a readable one
+// received to its session, which then has room for more requests; a connection that fails
+// either way is replaced.
+func (l *loop) serveEvent(ctx context.Context, ev Event) error {
+	s := l.byFD[ev.FD]
+	if s == nil {
+		return nil
+	}
+	c := s.Conn()
+	if ev.Writable && c.Pending() {
+		if err := l.flush(s); err != nil {
+			return l.replace(ctx, s, err)
+		}
+	}
+	if !ev.Readable {
+		return nil
+	}
+	err := c.ReadOnce()
+	if err == nil {
+		err = s.Received(l.p)
+	} else if IsAgain(err) {
+		err = nil
+	}
+	if err != nil {
+		return l.replace(ctx, s, err)
+	}
+	l.markDue(s)
+	return nil
+}
+
+// expire asks the sessions that are Expirers to time out their requests when the interval every
+// has passed since last, and returns when it last did.
+func (l *loop) expire(sessions []Session, last time.Time, every time.Duration) time.Time {
+	now := l.p.Now()
+	if now.Sub(last) < every {
+		return last
+	}
+	for _, s := range sessions {
+		if e, ok := s.(Expirer); ok {
+			e.Expire(l.p, now)
+			l.markDue(s)
+		}
+	}
+	return now
 }
 
 type loop struct {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/netip"
 	"runtime"
 	"unsafe"
 
@@ -21,30 +19,12 @@ const Supported = true
 // *loadgen.DialError naming the address.
 func Dial(ctx context.Context, addr string) (int, error) {
 	fail := func(err error) (int, error) { return -1, &loadgen.DialError{Address: addr, Err: err} }
-	host, port, err := net.SplitHostPort(addr)
+	// The same resolution churn does once per run (Resolve, connect_linux.go).
+	peer, err := Resolve(ctx, addr)
 	if err != nil {
-		return fail(err)
+		return -1, err
 	}
-	ap, err := netip.ParseAddrPort(net.JoinHostPort(host, port))
-	if err != nil {
-		ips, lerr := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-		if lerr != nil || len(ips) == 0 {
-			return fail(fmt.Errorf("resolving %s: %v", host, lerr))
-		}
-		p, perr := netip.ParseAddrPort("0.0.0.0:" + port)
-		if perr != nil {
-			return fail(perr)
-		}
-		ap = netip.AddrPortFrom(ips[0].Unmap(), p.Port())
-	}
-	var sa unix.Sockaddr
-	family := unix.AF_INET
-	if ap.Addr().Is4() {
-		sa = &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}
-	} else {
-		family = unix.AF_INET6
-		sa = &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
-	}
+	sa, family := peer.sa, peer.family
 	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fail(err)

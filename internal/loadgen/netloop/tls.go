@@ -14,8 +14,9 @@ import (
 // two byte slices: the loop reads ciphertext from the socket into records.in and asks crypto/tls
 // for plaintext until records reports that nothing more has come; a session's requests are
 // encrypted at flush time, all that is due on the connection as one record, into records.out,
-// which the loop writes in one system call as it writes cleartext. Only the handshake blocks
-// (records.handshake is set then), in short polls that honour the connect timeout.
+// which the loop writes in one system call as it writes cleartext. Only Dial's handshake blocks
+// (records.handshake is set then), in short polls that honour the connect timeout; churn's are
+// stepped by the loop (handshake.go).
 //
 // Why not kernel TLS: it would spare the copies, but needs the kernel's tls module, which this
 // project's build machine lacks (docs/tls.md); crypto/tls's AES-GCM is a few per cent of the

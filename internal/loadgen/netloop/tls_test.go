@@ -25,7 +25,8 @@ type tlsPeer struct {
 	conf       *tls.Config
 	caFile     string
 	sent, recv atomic.Int64
-	trickle    atomic.Bool // write a byte at a time, pausing between them
+	trickle    atomic.Bool   // write a byte at a time, pausing between them
+	served     chan struct{} // closed when a connection's serve and close are done
 }
 
 func newTLSPeer(t *testing.T, opts tlscert.Options) *tlsPeer {
@@ -43,7 +44,7 @@ func newTLSPeer(t *testing.T, opts tlscert.Options) *tlsPeer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	return &tlsPeer{ln: ln, caFile: filepath.Join(dir, tlscert.CAFile),
+	return &tlsPeer{ln: ln, caFile: filepath.Join(dir, tlscert.CAFile), served: make(chan struct{}),
 		conf: &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}}}
 }
 
@@ -55,8 +56,9 @@ func (p *tlsPeer) accept(serve func(*tls.Conn)) {
 			return
 		}
 		tc := tls.Server(&countedConn{Conn: c, peer: p}, p.conf)
-		defer tc.Close()
 		serve(tc)
+		tc.Close()
+		close(p.served)
 	}()
 }
 
@@ -174,6 +176,7 @@ func TestTLSConnAgainstAPeer(t *testing.T) {
 			t.Fatalf("read: %v, want ErrClosed at the server's close_notify", err)
 		}
 	}
+	<-peer.served // its close_notify is counted after the byte is written
 	if wire.Sent.Load() != peer.recv.Load() || wire.Received.Load() != peer.sent.Load() {
 		t.Errorf("counted %d sent, %d received; the server's socket %d received, %d sent",
 			wire.Sent.Load(), wire.Received.Load(), peer.recv.Load(), peer.sent.Load())

@@ -105,17 +105,68 @@ func Check(t *testing.T, path, name string) Result {
 // Open loads the page in headless Chromium with every network request refused, and reports what
 // it saw. The page itself needs no script; the harness uses the DevTools protocol to measure it.
 func Open(path, name string) (Result, error) {
-	var res Result
 	bin := Chromium()
 	if bin == "" {
-		return res, fmt.Errorf("no Chromium installed (looked for chromium, chromium-browser, google-chrome)")
+		return Result{}, fmt.Errorf("no Chromium installed (looked for chromium, chromium-browser, google-chrome)")
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return res, err
+		return Result{}, err
 	}
 	exe, cleanup := offline(bin)
 	defer cleanup()
+	var seen problems
+	ctx, cancel := browser(exe, &seen)
+	defer cancel()
+	res, err := look(ctx, abs, name)
+	res.Problems = seen.all()
+	return res, err
+}
+
+// problems collects what the browser reports going wrong; its events arrive on their own
+// goroutine.
+type problems struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (p *problems) add(format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.list = append(p.list, fmt.Sprintf(format, args...))
+}
+
+func (p *problems) all() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.list
+}
+
+// listen records the events a reader would see as a fault: console errors, exceptions and
+// requests that leave the file system.
+func (p *problems) listen(ev any) {
+	switch e := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
+			p.add("console %s: %s", e.Type, argsText(e.Args))
+		}
+	case *runtime.EventExceptionThrown:
+		p.add("exception: %s", e.ExceptionDetails.Text)
+	case *log.EventEntryAdded:
+		if e.Entry.Level == log.EntryLevelError {
+			p.add("console error (%s): %s %s", e.Entry.Source, e.Entry.Text, e.Entry.URL)
+		}
+	case *network.EventRequestWillBeSent:
+		u := e.Request.URL
+		if !strings.HasPrefix(u, "file://") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "about:") {
+			p.add("request leaves the file system: %s", u)
+		}
+	}
+}
+
+// browser starts headless Chromium (exe) cut off from the network, its events going to seen,
+// with 90 seconds for the whole visit. cancel stops it.
+func browser(exe string, seen *problems) (ctx context.Context, cancel func()) {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe),
 		chromedp.NoSandbox,
@@ -127,36 +178,18 @@ func Open(path, name string) (Result, error) {
 		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	var mu sync.Mutex
-	problem := func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		res.Problems = append(res.Problems, fmt.Sprintf(format, args...))
+	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithListener(seen.listen))
+	ctx, cancelTimeout := context.WithTimeout(bctx, 90*time.Second)
+	return ctx, func() {
+		cancelTimeout()
+		cancelBrowser()
+		cancelAlloc()
 	}
-	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(func(ev any) {
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
-				problem("console %s: %s", e.Type, argsText(e.Args))
-			}
-		case *runtime.EventExceptionThrown:
-			problem("exception: %s", e.ExceptionDetails.Text)
-		case *log.EventEntryAdded:
-			if e.Entry.Level == log.EntryLevelError {
-				problem("console error (%s): %s %s", e.Entry.Source, e.Entry.Text, e.Entry.URL)
-			}
-		case *network.EventRequestWillBeSent:
-			u := e.Request.URL
-			if !strings.HasPrefix(u, "file://") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "about:") {
-				problem("request leaves the file system: %s", u)
-			}
-		}
-	}))
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelTimeout()
+}
 
+// look loads the page at abs, measures its charts and keeps its screenshot under name.
+func look(ctx context.Context, abs, name string) (Result, error) {
+	var res Result
 	if _, err := chromedp.Call(ctx, log.Enable, cdp.Empty{}); err != nil {
 		return res, fmt.Errorf("chromium: %w", err)
 	}
@@ -193,8 +226,6 @@ func Open(path, name string) (Result, error) {
 		res.SVGs[i].Colour = colour(img, r)
 	}
 	res.Width, res.Height = img.Bounds().Dx(), img.Bounds().Dy()
-	mu.Lock()
-	defer mu.Unlock()
 	return res, nil
 }
 

@@ -136,15 +136,7 @@ func Write(dir string, opts Options) error {
 	if opts.Speed == 0 {
 		opts.Speed = 1
 	}
-	text := opts.ScenarioText
-	if text == "" {
-		text = Scenario
-	}
-	sc, err := scenario.Parse("scenario.yaml", []byte(text))
-	if err != nil {
-		return err
-	}
-	plan, err := sc.Plan(scenario.PlanOptions{Cores: 2, Quick: opts.Quick, Repeat: opts.Repeat})
+	sc, plan, err := planOf(opts)
 	if err != nil {
 		return err
 	}
@@ -158,58 +150,97 @@ func Write(dir string, opts Options) error {
 	}
 	var recs []record.Record
 	for i, r := range runs {
-		rec := results.FromRun(plan, r)
-		wobble := 1 + opts.Jitter*math.Sin(float64(7*i+3)+opts.Phase)
-		base := 20000.0
-		if r.Target == "rest" {
-			base = 15000
-		}
-		// Throughput rises with connections up to a plateau; latency follows Little's law.
-		inFlight := float64(r.Connections * r.Concurrency)
-		if r.InFlight > 0 {
-			inFlight = float64(r.InFlight)
-		}
-		rec.ThroughputRPS = base * opts.Speed * wobble * inFlight / (inFlight + 4)
-		rec.DurationS = r.Duration.Seconds()
-		rec.Requests = int64(rec.ThroughputRPS * rec.DurationS)
-		meanMs := 1000 * inFlight / rec.ThroughputRPS
-		rec.LatencyMs = record.Latency{Mean: meanMs, P50: meanMs * 0.9, P90: meanMs * 1.6, P99: meanMs * 3, P999: meanMs * 6, Max: meanMs * 12}
-		rec.ServerCPUSeconds = rec.DurationS * 0.95
-		rec.ServerCPUPercentOfCap = 95
-		rec.ClientCPUPercentOfCap = 40
-		// The server's core as this machine read it at 64 B (2026-11-26): REST's packets cost
-		// it a third of its time in softirq, gRPC's a tenth.
-		rec.ServerCores = &record.CoreTime{UserPercent: 84, SystemPercent: 4, SoftirqPercent: 10, IdlePercent: 2}
-		if r.Target == "rest" {
-			rec.ServerCores = &record.CoreTime{UserPercent: 40, SystemPercent: 25, SoftirqPercent: 35}
-		}
-		rec.CPUMicrosPerRequest = 1e6 * rec.ServerCPUSeconds / float64(rec.Requests)
-		rec.StartUnix = float64(start.Add(time.Duration(i)*10*time.Second).UnixNano()) / 1e9
-		rec.EndUnix = rec.StartUnix + rec.DurationS
-		raw := filepath.Join("raw", fmt.Sprintf("%s.%s.stdout", r.ID, r.Tool))
-		if err := os.WriteFile(filepath.Join(dir, raw), []byte("tool output\n"), 0o644); err != nil {
+		rec := measured(plan, r, i, opts, start)
+		if err := writeRaw(dir, r, &rec); err != nil {
 			return err
-		}
-		rec.RawFiles = append(rec.RawFiles, raw)
-		if r.Tool == "protobench" {
-			// Second repeats keep their seconds in the result file, as generators before
-			// --timeseries did; the others have the timeline file the runner keeps today.
-			legacy := r.Repeat == 2
-			name := filepath.Join("raw", r.ID+".json")
-			if err := writeJSON(filepath.Join(dir, name), generatorResult(rec, legacy)); err != nil {
-				return err
-			}
-			rec.RawFiles = append(rec.RawFiles, name)
-			if !legacy {
-				name := filepath.Join("raw", r.ID+".timeseries.json")
-				if err := writeJSON(filepath.Join(dir, name), timeseries(rec, r.Warmup.Seconds())); err != nil {
-					return err
-				}
-				rec.RawFiles = append(rec.RawFiles, name)
-			}
 		}
 		recs = append(recs, rec)
 	}
+	return results.WriteAll(dir, runInfo(sc, plan, opts, start), plan, recs)
+}
+
+// planOf parses the folder's scenario and plans it for a 2-core host.
+func planOf(opts Options) (*scenario.Scenario, *scenario.Plan, error) {
+	text := opts.ScenarioText
+	if text == "" {
+		text = Scenario
+	}
+	sc, err := scenario.Parse("scenario.yaml", []byte(text))
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, err := sc.Plan(scenario.PlanOptions{Cores: 2, Quick: opts.Quick, Repeat: opts.Repeat})
+	if err != nil {
+		return nil, nil, err
+	}
+	return sc, plan, nil
+}
+
+// measured is the record of run r, the i-th of the plan, with made-up figures that keep the
+// relations a report relies on.
+func measured(plan *scenario.Plan, r scenario.Run, i int, opts Options, start time.Time) record.Record {
+	rec := results.FromRun(plan, r)
+	wobble := 1 + opts.Jitter*math.Sin(float64(7*i+3)+opts.Phase)
+	base := 20000.0
+	if r.Target == "rest" {
+		base = 15000
+	}
+	// Throughput rises with connections up to a plateau; latency follows Little's law.
+	inFlight := float64(r.Connections * r.Concurrency)
+	if r.InFlight > 0 {
+		inFlight = float64(r.InFlight)
+	}
+	rec.ThroughputRPS = base * opts.Speed * wobble * inFlight / (inFlight + 4)
+	rec.DurationS = r.Duration.Seconds()
+	rec.Requests = int64(rec.ThroughputRPS * rec.DurationS)
+	meanMs := 1000 * inFlight / rec.ThroughputRPS
+	rec.LatencyMs = record.Latency{Mean: meanMs, P50: meanMs * 0.9, P90: meanMs * 1.6, P99: meanMs * 3, P999: meanMs * 6, Max: meanMs * 12}
+	rec.ServerCPUSeconds = rec.DurationS * 0.95
+	rec.ServerCPUPercentOfCap = 95
+	rec.ClientCPUPercentOfCap = 40
+	// The server's core as this machine read it at 64 B (2026-11-26): REST's packets cost
+	// it a third of its time in softirq, gRPC's a tenth.
+	rec.ServerCores = &record.CoreTime{UserPercent: 84, SystemPercent: 4, SoftirqPercent: 10, IdlePercent: 2}
+	if r.Target == "rest" {
+		rec.ServerCores = &record.CoreTime{UserPercent: 40, SystemPercent: 25, SoftirqPercent: 35}
+	}
+	rec.CPUMicrosPerRequest = 1e6 * rec.ServerCPUSeconds / float64(rec.Requests)
+	rec.StartUnix = float64(start.Add(time.Duration(i)*10*time.Second).UnixNano()) / 1e9
+	rec.EndUnix = rec.StartUnix + rec.DurationS
+	return rec
+}
+
+// writeRaw writes run r's raw files under dir and lists them in rec: the tool's output, and for
+// our generator its result and timeline.
+func writeRaw(dir string, r scenario.Run, rec *record.Record) error {
+	raw := filepath.Join("raw", fmt.Sprintf("%s.%s.stdout", r.ID, r.Tool))
+	if err := os.WriteFile(filepath.Join(dir, raw), []byte("tool output\n"), 0o644); err != nil {
+		return err
+	}
+	rec.RawFiles = append(rec.RawFiles, raw)
+	if r.Tool != "protobench" {
+		return nil
+	}
+	// Second repeats keep their seconds in the result file, as generators before
+	// --timeseries did; the others have the timeline file the runner keeps today.
+	legacy := r.Repeat == 2
+	name := filepath.Join("raw", r.ID+".json")
+	if err := writeJSON(filepath.Join(dir, name), generatorResult(*rec, legacy)); err != nil {
+		return err
+	}
+	rec.RawFiles = append(rec.RawFiles, name)
+	if !legacy {
+		name := filepath.Join("raw", r.ID+".timeseries.json")
+		if err := writeJSON(filepath.Join(dir, name), timeseries(*rec, r.Warmup.Seconds())); err != nil {
+			return err
+		}
+		rec.RawFiles = append(rec.RawFiles, name)
+	}
+	return nil
+}
+
+// runInfo is the folder's run.json, as the runner writes it.
+func runInfo(sc *scenario.Scenario, plan *scenario.Plan, opts Options, start time.Time) map[string]any {
 	run := map[string]any{
 		"run_id": "20261123T120000Z-" + sc.Name, "scenario": sc.Name, "scenario_sha256": sc.Hash(),
 		"command": []string{"protobench", "run", sc.Name}, "quick": opts.Quick, "started": start,
@@ -242,7 +273,7 @@ func Write(dir string, opts Options) error {
 	if !opts.Interrupted {
 		run["finished"] = start.Add(time.Hour)
 	}
-	return results.WriteAll(dir, run, plan, recs)
+	return run
 }
 
 // secondFactor is the drift a generated run shows: slow in its first second.

@@ -49,6 +49,10 @@ const envelopeBytes = 5
 // Options are the server's settings.
 type Options struct {
 	MaxPayloadBytes int
+	// Compression is serverkit.CompressionNone (gzip unregistered: connect-go compresses
+	// nothing, whatever a client advertises) or serverkit.CompressionGzip (connect-go's default:
+	// every reply to a client that accepts gzip is compressed, however small).
+	Compression string
 	serverkit.HTTPOptions
 }
 
@@ -56,6 +60,7 @@ type Options struct {
 type Server struct {
 	*serverkit.HTTPServer
 	handler     http.Handler
+	metrics     *serverkit.Metrics
 	errors      *connect.ErrorWriter
 	maxPayload  int
 	bodyLimit   int64 // a unary request's whole body
@@ -71,7 +76,7 @@ func MessageLimit(maxPayload int) int {
 
 // New builds the server. Metrics may be nil.
 func New(opts Options, m *serverkit.Metrics) *Server {
-	s := &Server{maxPayload: opts.MaxPayloadBytes}
+	s := &Server{maxPayload: opts.MaxPayloadBytes, metrics: m}
 	if s.maxPayload <= 0 {
 		s.maxPayload = contract.DefaultMaxPayloadBytes
 	}
@@ -80,6 +85,12 @@ func New(opts Options, m *serverkit.Metrics) *Server {
 	o := opts.HTTPOptions.WithDefaults()
 	s.readTimeout = o.ReadTimeout
 	hopts := []connect.HandlerOption{connect.WithReadMaxBytes(limit), connect.WithSendMaxBytes(limit)}
+	if opts.Compression != serverkit.CompressionGzip {
+		// connect-go registers gzip by default and then compresses every reply to a client
+		// that accepts it, down to a few bytes: a gRPC client that merely links gzip (grpc-go's
+		// registered codec) would make it gzip every reply. Unregistered, it never compresses.
+		hopts = append(hopts, connect.WithCompression("gzip", nil, nil))
+	}
 	if m != nil {
 		hopts = append(hopts, connect.WithInterceptors(metrics{m}))
 	}
@@ -104,6 +115,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, s.bodyLimit)
 	}
 	s.handler.ServeHTTP(w, r)
+	if s.metrics != nil {
+		s.metrics.ObserveEncodings(contentEncoding(r.Header), contentEncoding(w.Header()))
+	}
+}
+
+// contentEncoding is a request's or reply's message encoding in whichever protocol it speaks:
+// gRPC and gRPC-Web's Grpc-Encoding, a Connect stream's Connect-Content-Encoding, a Connect
+// unary call's Content-Encoding. The reply's headers stay readable after the handler wrote them.
+func contentEncoding(h http.Header) string {
+	for _, k := range []string{"Grpc-Encoding", "Content-Encoding", "Connect-Content-Encoding"} {
+		if v := h.Get(k); v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // Spec describes the Connect server to serverkit; its knobs are the HTTP servers' own. With
@@ -113,10 +139,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 var Spec = serverkit.Spec{
 	Protocol:      Protocol,
 	DefaultListen: DefaultListen,
+	Gzip:          true,
 	Declare: func(fs *serverkit.Flags) serverkit.Builder {
 		httpOpts := serverkit.DeclareHTTP(fs)
 		return func(cfg serverkit.Config, m *serverkit.Metrics) (serverkit.Service, error) {
-			return serverkit.BindConfig(cfg, m, New(Options{MaxPayloadBytes: cfg.MaxPayloadBytes, HTTPOptions: httpOpts()}, m))
+			return serverkit.BindConfig(cfg, m, New(Options{MaxPayloadBytes: cfg.MaxPayloadBytes, Compression: cfg.Compression, HTTPOptions: httpOpts()}, m))
 		}
 	},
 }

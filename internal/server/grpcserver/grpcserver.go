@@ -11,11 +11,16 @@ package grpcserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	// gRPC message compression, as grpc-go's users get it: a server that links the codec inflates
+	// gzip requests and compresses each reply as its request was. Under compression none the
+	// metrics interceptor sends identity replies whatever the request was (metrics.go).
+	_ "google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
@@ -35,10 +40,21 @@ const DefaultListen = ":50051"
 // limit every server shares (serverkit.MaxMessageBytes).
 const FramingSlackBytes = serverkit.FramingSlackBytes
 
-// Options are the server's settings. Zero values mean grpc-go's own defaults.
+// Stream limits. grpc-go's own default is unlimited, which also switches off its guard against
+// HTTP/2 rapid reset (CVE-2023-44487): it bounds the stream handlers running on a connection by
+// MaxConcurrentStreams, and refuses streams beyond it (REFUSED_STREAM). 1,000 is ten times the
+// 100 in flight of the topology sweeps; MaxConcurrentStreamsLimit is the highest a scenario may
+// set, seed 000's 100,000 (scenarios/grpc-echo-max.yaml), which targets.Knob.Max repeats.
+const (
+	DefaultMaxConcurrentStreams = 1000
+	MaxConcurrentStreamsLimit   = 100000
+)
+
+// Options are the server's settings. Zero values mean grpc-go's own defaults, except
+// MaxConcurrentStreams.
 type Options struct {
 	MaxPayloadBytes      int
-	MaxConcurrentStreams int // per connection; 0 = grpc-go default (unlimited)
+	MaxConcurrentStreams int // per connection; 0 = DefaultMaxConcurrentStreams
 	ReadBufferBytes      int // 0 = grpc-go default (32 KiB)
 	WriteBufferBytes     int // 0 = grpc-go default (32 KiB)
 	// StreamWorkers, when above 0, serves streams on that many long-lived goroutines instead of
@@ -46,6 +62,12 @@ type Options struct {
 	// goroutine grows its stack on every call, which took a third of this server's CPU on 128 B
 	// Echo. 0 = grpc-go's default, as its users run it.
 	StreamWorkers int
+	// Compression is serverkit.CompressionNone (replies are never compressed) or
+	// serverkit.CompressionGzip (each reply compressed as its request was, grpc-go's own rule).
+	Compression string
+	// FailEvery, when above 0, fails every FailEvery-th unary call with Unavailable (fail.go):
+	// a fault to check that the tools' counts agree with the server's.
+	FailEvery int
 }
 
 // Server is the grpc-go server with the Bench and health services registered.
@@ -60,10 +82,14 @@ func New(opts Options, m *serverkit.Metrics) *Server {
 	if maxPayload <= 0 {
 		maxPayload = contract.DefaultMaxPayloadBytes
 	}
+	streams := opts.MaxConcurrentStreams
+	if streams <= 0 {
+		streams = DefaultMaxConcurrentStreams
+	}
 	so := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(serverkit.MaxMessageBytes(maxPayload)),
 		grpc.MaxSendMsgSize(serverkit.MaxMessageBytes(maxPayload)),
-		grpc.MaxConcurrentStreams(uint32(opts.MaxConcurrentStreams)),
+		grpc.MaxConcurrentStreams(uint32(min(streams, MaxConcurrentStreamsLimit))),
 	}
 	if opts.ReadBufferBytes > 0 {
 		so = append(so, grpc.ReadBufferSize(opts.ReadBufferBytes))
@@ -74,8 +100,16 @@ func New(opts Options, m *serverkit.Metrics) *Server {
 	if opts.StreamWorkers > 0 {
 		so = append(so, grpc.NumStreamWorkers(uint32(opts.StreamWorkers)))
 	}
+	var unary []grpc.UnaryServerInterceptor
 	if m != nil {
-		so = append(so, grpc.ChainUnaryInterceptor(unaryMetrics(m)), grpc.ChainStreamInterceptor(streamMetrics(m)))
+		unary = append(unary, unaryMetrics(m, opts.Compression))
+		so = append(so, grpc.ChainStreamInterceptor(streamMetrics(m, opts.Compression)))
+	}
+	if opts.FailEvery > 0 {
+		unary = append(unary, failEvery(opts.FailEvery))
+	}
+	if len(unary) > 0 {
+		so = append(so, grpc.ChainUnaryInterceptor(unary...))
 	}
 	s := &Server{grpc: grpc.NewServer(so...), health: health.NewServer()}
 	benchpb.RegisterBenchServer(s.grpc, &bench{metrics: m, maxPayload: maxPayload})
@@ -120,22 +154,31 @@ func (s *Server) Shutdown(ctx context.Context) error {
 var Spec = serverkit.Spec{
 	Protocol:      Protocol,
 	DefaultListen: DefaultListen,
+	Gzip:          true,
 	Declare: func(fs *serverkit.Flags) serverkit.Builder {
-		streams := fs.Int("grpc-max-concurrent-streams", "PROTOBENCH_GRPC_MAX_CONCURRENT_STREAMS", 0,
-			"HTTP/2 streams per connection; 0 keeps grpc-go's default (unlimited); seed 000 uses 100000")
+		streams := fs.Int("grpc-max-concurrent-streams", "PROTOBENCH_GRPC_MAX_CONCURRENT_STREAMS", DefaultMaxConcurrentStreams,
+			"HTTP/2 streams per connection, at most 100000 (seed 000's setting); 0 means the default")
 		rbuf := fs.Int("grpc-read-buffer-bytes", "PROTOBENCH_GRPC_READ_BUFFER_BYTES", 32*1024,
 			"transport read buffer per connection (grpc-go default 32768)")
 		wbuf := fs.Int("grpc-write-buffer-bytes", "PROTOBENCH_GRPC_WRITE_BUFFER_BYTES", 32*1024,
 			"transport write buffer per connection (grpc-go default 32768)")
 		workers := fs.Int("grpc-stream-workers", "PROTOBENCH_GRPC_STREAM_WORKERS", 0,
 			"long-lived goroutines that serve streams (grpc.NumStreamWorkers); 0 keeps grpc-go's goroutine per stream")
+		fail := fs.Int("grpc-fail-every", "PROTOBENCH_GRPC_FAIL_EVERY", 0,
+			"fail every Nth unary call with Unavailable, to check the tools' counts against the server's; 0 fails none")
 		return func(cfg serverkit.Config, m *serverkit.Metrics) (serverkit.Service, error) {
+			if *streams < 0 || *streams > MaxConcurrentStreamsLimit {
+				return nil, fmt.Errorf("--grpc-max-concurrent-streams %d: want 1 to %d (0: the default, %d)",
+					*streams, MaxConcurrentStreamsLimit, DefaultMaxConcurrentStreams)
+			}
 			return serverkit.BindConfig(cfg, m, New(Options{
 				MaxPayloadBytes:      cfg.MaxPayloadBytes,
 				MaxConcurrentStreams: *streams,
 				ReadBufferBytes:      *rbuf,
 				WriteBufferBytes:     *wbuf,
 				StreamWorkers:        *workers,
+				Compression:          cfg.Compression,
+				FailEvery:            *fail,
 			}, m))
 		}
 	},

@@ -26,15 +26,20 @@ func TestRegistryKnobsReachTheServer(t *testing.T) {
 	}
 	for _, name := range tg.KnobNames() {
 		env := tg.Knobs[name].Env
+		// A value of the knob's own kind: 4096 for the counts and sizes, 4µs for a duration.
+		value := "4096"
+		if tg.Knobs[name].Kind == targets.KnobDuration {
+			value = "4µs"
+		}
 		lookup := func(k string) (string, bool) {
 			if k == env {
-				return "4096", true
+				return value, true
 			}
 			return "", false
 		}
 		cfg, _, err := serverkit.ParseConfig(Spec, nil, lookup)
 		if err != nil {
-			t.Fatalf("%s=4096: %v", env, err)
+			t.Fatalf("%s=%s: %v", env, value, err)
 		}
 		found := false
 		if env == "PROTOBENCH_MAX_PAYLOAD_BYTES" { // every server's, not in Knobs
@@ -43,11 +48,17 @@ func TestRegistryKnobsReachTheServer(t *testing.T) {
 				t.Errorf("%s=4096 resolved to %d", env, cfg.MaxPayloadBytes)
 			}
 		}
+		if env == "PROTOBENCH_HANDLER_CPU" { // every Go server's, not in Knobs
+			found = true
+			if cfg.HandlerCPU.String() != value {
+				t.Errorf("%s=%s resolved to %v", env, value, cfg.HandlerCPU)
+			}
+		}
 		for _, k := range cfg.Knobs {
 			if k.Env == env {
 				found = true
-				if fmt.Sprint(k.Value) != "4096" {
-					t.Errorf("%s=4096 resolved to %v", env, k.Value)
+				if fmt.Sprint(k.Value) != value {
+					t.Errorf("%s=%s resolved to %v", env, value, k.Value)
 				}
 			}
 		}

@@ -251,6 +251,7 @@ func (h handler) observe(method string, f func() error) error {
 			code = "ERROR"
 		}
 		h.metrics.ObserveRequest(method, code, time.Since(start))
+		h.metrics.ObserveEncodings(serverkit.EncodingIdentity, serverkit.EncodingIdentity) // gob has no compression
 	}
 	h.server.inflight.Add(-1)
 	return err

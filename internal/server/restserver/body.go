@@ -67,7 +67,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int) ([]
 		return nil, 0, nil
 	}
 	s.bodyDeadline(w)
-	body := http.MaxBytesReader(w, r.Body, int64(limit))
+	body := http.MaxBytesReader(rawWriter(w), r.Body, int64(limit))
 	size := 512
 	if declared > 0 {
 		size = int(min(declared, firstReadBytes))
@@ -93,7 +93,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int) ([]
 			return buf, 0, nil
 		}
 		if err != nil {
-			if code, msg := bodyError(err, limit); code != 0 {
+			if code, msg := s.bodyError(err, r, limit); code != 0 {
 				return nil, code, errors.New(msg)
 			}
 			return nil, http.StatusBadRequest, fmt.Errorf("reading body: %v", err)
@@ -105,10 +105,13 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int) ([]
 func (s *Server) bodyDeadline(w http.ResponseWriter) { serverkit.BodyDeadline(w, s.readTimeout) }
 
 // bodyError maps the errors of reading a body that are not the client's syntax: the size limit
-// (413) and the read timeout (408). It returns 0 for any other error.
-func bodyError(err error, limit int) (int, string) {
+// (413), the read timeout (408) and a Content-Encoding the server does not take (415). It
+// returns 0 for any other error.
+func (s *Server) bodyError(err error, r *http.Request, limit int) (int, string) {
 	var tooBig *http.MaxBytesError
 	switch {
+	case errors.Is(err, errEncoding):
+		return http.StatusUnsupportedMediaType, s.encodingRefused(r)
 	case errors.As(err, &tooBig):
 		return http.StatusRequestEntityTooLarge, fmt.Sprintf("body exceeds the limit of %d bytes", limit)
 	case errors.Is(err, os.ErrDeadlineExceeded):

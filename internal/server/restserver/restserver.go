@@ -105,6 +105,9 @@ const (
 // serverkit's defaults).
 type Options struct {
 	MaxPayloadBytes int
+	// Compression is serverkit.CompressionNone (inflate and compress nothing, whatever a client
+	// advertises) or serverkit.CompressionGzip (gzip.go).
+	Compression string
 	serverkit.HTTPOptions
 }
 
@@ -115,11 +118,12 @@ type Server struct {
 	maxPayload  int
 	maxMessage  int
 	readTimeout time.Duration
+	gzip        bool // compression gzip: inflate gzip bodies, compress replies (gzip.go)
 }
 
 // New builds the server. Metrics may be nil.
 func New(opts Options, m *serverkit.Metrics) *Server {
-	s := &Server{metrics: m, maxPayload: opts.MaxPayloadBytes}
+	s := &Server{metrics: m, maxPayload: opts.MaxPayloadBytes, gzip: opts.Compression == serverkit.CompressionGzip}
 	if s.maxPayload <= 0 {
 		s.maxPayload = contract.DefaultMaxPayloadBytes
 	}
@@ -134,10 +138,11 @@ func New(opts Options, m *serverkit.Metrics) *Server {
 var Spec = serverkit.Spec{
 	Protocol:      Protocol,
 	DefaultListen: DefaultListen,
+	Gzip:          true,
 	Declare: func(fs *serverkit.Flags) serverkit.Builder {
 		httpOpts := serverkit.DeclareHTTP(fs)
 		return func(cfg serverkit.Config, m *serverkit.Metrics) (serverkit.Service, error) {
-			return serverkit.BindConfig(cfg, m, New(Options{MaxPayloadBytes: cfg.MaxPayloadBytes, HTTPOptions: httpOpts()}, m))
+			return serverkit.BindConfig(cfg, m, New(Options{MaxPayloadBytes: cfg.MaxPayloadBytes, Compression: cfg.Compression, HTTPOptions: httpOpts()}, m))
 		}
 	},
 }
@@ -145,9 +150,10 @@ var Spec = serverkit.Spec{
 // ServeHTTP routes a request and records its metrics.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	method, code := s.route(w, r)
+	method, code := s.route(s.negotiate(w, r))
 	if s.metrics != nil {
 		s.metrics.ObserveRequest(method, strconv.Itoa(code), time.Since(start))
+		s.metrics.ObserveEncodings(r.Header.Get("Content-Encoding"), w.Header().Get("Content-Encoding"))
 	}
 }
 
@@ -239,10 +245,10 @@ func (s *Server) arith(w http.ResponseWriter, r *http.Request, divide bool) int 
 			return writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body of %d bytes exceeds the limit of %d", r.ContentLength, s.maxMessage))
 		}
 		s.bodyDeadline(w)
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, int64(s.maxMessage)))
+		dec := json.NewDecoder(http.MaxBytesReader(rawWriter(w), r.Body, int64(s.maxMessage)))
 		var req ArithRequest
 		if err := dec.Decode(&req); err != nil {
-			if code, msg := bodyError(err, s.maxMessage); code != 0 {
+			if code, msg := s.bodyError(err, r, s.maxMessage); code != 0 {
 				return writeError(w, code, msg)
 			}
 			return writeError(w, http.StatusBadRequest, "malformed JSON: want "+arithShape+": "+err.Error())
@@ -302,6 +308,13 @@ func writeProto(w http.ResponseWriter, m proto.Message) int {
 
 func writeBody(w http.ResponseWriter, code int, contentType string, b []byte) int {
 	h := w.Header()
+	if _, ok := w.(*gzipReply); ok {
+		var c *compressed
+		b, c = gzipBody(b)
+		defer compressors.Put(c)
+		h.Set("Content-Encoding", "gzip")
+		h.Add("Vary", "Accept-Encoding")
+	}
 	h.Set("Content-Type", contentType)
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(code)

@@ -298,6 +298,7 @@ func (s *Server) handleRequest(msg [][]byte) {
 	}
 	if s.metrics != nil {
 		s.metrics.ObserveRequest(method, status, time.Since(start))
+		s.metrics.ObserveEncodings(serverkit.EncodingIdentity, serverkit.EncodingIdentity) // frames carry no encoding
 	}
 }
 

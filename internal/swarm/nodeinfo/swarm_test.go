@@ -33,6 +33,7 @@ import (
 // label, and nodeinfo.Collect describes the node and the overlay as they are.
 func TestSwarmObservability(t *testing.T) {
 	sw := swarmtest.Use(t)
+	sw.RequireAlone(t)
 	d := &dockerCLI{t: t, bin: sw.Docker}
 	requireImages(t, d)
 	hostname := d.must("info", "--format", "{{.Name}}")

@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// Join joins every node to the swarm this machine's daemon manages, as a worker, and waits until
-// the manager lists each as ready. The manager must advertise the host's address on the LAN,
+// Join joins every node but the outsiders to the swarm this machine's daemon manages, as a
+// worker, and waits until the manager lists each as ready. The manager must advertise the host's address on the LAN,
 // or the nodes could not reach it.
 func (c *Cluster) Join(ctx context.Context) error {
 	out, err := c.run(ctx, "read the manager's swarm state", c.docker, "info", "--format",
@@ -33,6 +33,10 @@ func (c *Cluster) Join(ctx context.Context) error {
 		return err
 	}
 	for _, n := range c.Nodes {
+		if n.Outsider {
+			c.logf("%s stays out of the swarm: a neighbour on the LAN", n.Hostname)
+			continue
+		}
 		if err := n.join(ctx, token); err != nil {
 			return err
 		}

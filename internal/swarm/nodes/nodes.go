@@ -40,6 +40,9 @@ type Options struct {
 	Docker string
 	// Nodes is how many nodes to build; 1 when zero.
 	Nodes int
+	// Outsiders is how many of the Nodes, the last ones, Join leaves out of the swarm: a
+	// dockerd on the LAN that is no node of it, as a neighbour on a real LAN would be.
+	Outsiders int
 	// Name names the LAN's namespace and the host's end of its veth pair (Name+"-h"); node k
 	// (counting the manager as node 1, so from 2) gets the namespace and cgroup parent
 	// Name+"-n"+k. "pbnodes" when empty. At most 13 characters (interface names are at most
@@ -120,6 +123,8 @@ type Node struct {
 	PID int
 	// NodeID is the node's swarm node ID, set by Join.
 	NodeID string
+	// Outsider says Join leaves it out of the swarm (Options.Outsiders).
+	Outsider bool
 
 	c            *Cluster
 	lanVeth      string // its veth's end on the LAN's bridge
@@ -160,6 +165,7 @@ func Prepare(ctx context.Context, o Options) (*Cluster, error) {
 		c.Nodes = append(c.Nodes, &Node{
 			Name: name, Hostname: o.Name + "-node" + strconv.Itoa(k), Addr: addr.String(),
 			c: c, lanVeth: "n" + strconv.Itoa(k), cgroupParent: "/" + name,
+			Outsider: i >= o.Nodes-o.Outsiders,
 		})
 	}
 	if err := c.prepare(ctx, o); err != nil {
@@ -195,6 +201,9 @@ func (o *Options) defaults() error {
 	}
 	if o.Nodes < 1 {
 		return fmt.Errorf("nodes: %d nodes", o.Nodes)
+	}
+	if o.Outsiders < 0 || o.Outsiders >= o.Nodes {
+		return fmt.Errorf("nodes: %d outsiders among %d nodes: at least one node must join", o.Outsiders, o.Nodes)
 	}
 	if last := int(ip.To4()[3]); last == 0 || last+o.Nodes > 254 {
 		return fmt.Errorf("nodes: %d nodes after %s do not fit its /24", o.Nodes, o.HostAddr)

@@ -153,6 +153,7 @@ func TestPrepareRefusesWhatIsNotItsOwn(t *testing.T) {
 		{"an address of the host in the LAN's /24", Options{Name: "pbnodes-t", HostAddr: "127.0.0.9"}, "127.0.0.1, in the LAN's 127.0.0.9/24, is already on interface lo"},
 		{"not an address", Options{Name: "pbnodes-t", HostAddr: "10.77.0"}, "not an IPv4 address"},
 		{"more nodes than the /24 holds", Options{Name: "pbnodes-t", HostAddr: "10.77.0.250", Nodes: 5}, "do not fit"},
+		{"no node left to join", Options{Name: "pbnodes-t", HostAddr: "10.77.0.1", Nodes: 2, Outsiders: 2}, "at least one node must join"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := Prepare(context.Background(), tc.o)

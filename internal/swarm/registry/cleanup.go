@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// cleanup removes the registry service, waits for its container to go (so the port is free
-// again), and removes the tags and digest references Distribute added. An image whose only
+// cleanup removes the registry services, waits for their containers to go (so the port is free
+// again), removes their volume, and removes the tags and digest references Distribute added. An image whose only
 // name is one of ours keeps it: removing that name would delete the image.
 func (d *distributor) cleanup(ctx context.Context) error {
 	d.mu.Lock()
@@ -19,10 +19,16 @@ func (d *distributor) cleanup(ctx context.Context) error {
 	}
 	d.cleaned = true
 	var errs []error
-	if d.service != "" {
-		if out, err := d.docker(ctx, "service", "rm", d.service); err != nil && !strings.Contains(out, "not found") {
-			errs = append(errs, err)
-		} else if err := d.waitGone(ctx, d.service); err != nil {
+	servicesGone := true
+	for _, s := range d.services {
+		if out, err := d.docker(ctx, "service", "rm", s); err != nil && !strings.Contains(out, "not found") {
+			errs, servicesGone = append(errs, err), false
+		} else if err := d.waitGone(ctx, s); err != nil {
+			errs, servicesGone = append(errs, err), false
+		}
+	}
+	if d.volume != "" && servicesGone {
+		if err := d.removeVolume(ctx, d.volume); err != nil {
 			errs = append(errs, err)
 		}
 	}

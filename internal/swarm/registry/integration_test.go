@@ -16,15 +16,19 @@ import (
 )
 
 // TestDistribute pushes our base image to a real registry service on a real (single-node)
-// swarm, then runs a replicated job from the returned reference on a node that has to pull it
-// through 127.0.0.1:<port>, and checks that cleanup leaves no service, container or tag behind.
+// swarm, checks that the reference is pinned to the push's digest and that the serving
+// registry refuses a push, then runs a replicated job from the returned reference on a node
+// that has to pull it through 127.0.0.1:<port>, and checks that cleanup leaves no service,
+// container, volume or tag behind.
 func TestDistribute(t *testing.T) {
 	// The images are checked first, so a machine without them skips without a swarm init.
 	docker := swarmtest.Docker()
 	requireImage(t, docker, "registry", LocalImage, UpstreamImage)
 	const base = "protobench/base:latest"
 	requireImage(t, docker, "base", base)
-	docker = swarmtest.Use(t).Docker
+	sw := swarmtest.Use(t)
+	sw.RequireAlone(t)
+	docker = sw.Docker
 	baseID := mustDocker(t, docker, "image", "inspect", "--format", "{{.ID}}", base)
 
 	project := fmt.Sprintf("pbtest-reg%d", os.Getpid())
@@ -48,15 +52,33 @@ func TestDistribute(t *testing.T) {
 	}
 	t.Logf("Distribute log:\n%s", log.String())
 	want := Ref(fmt.Sprintf("127.0.0.1:%d", port), project, "base", base, baseID)
-	if refs["base"] != want || len(refs) != 1 {
-		t.Fatalf("refs = %v, want base: %s", refs, want)
+	repo := want[:strings.LastIndex(want, ":")]
+	digest := ""
+	for _, r := range names(t, docker, baseID) {
+		if d, ok := strings.CutPrefix(r, repo+"@"); ok {
+			digest = d
+		}
 	}
-	if !strings.Contains(log.String(), "nodes pull "+want) {
-		t.Errorf("log has no push line for %s", want)
+	if digest == "" || refs["base"] != repo+"@"+digest || len(refs) != 1 {
+		t.Fatalf("refs = %v, want base: %s@<the push's digest %q>", refs, repo, digest)
 	}
-	if got := mustDocker(t, docker, "service", "ls", "--quiet", "--filter", "label=protobench.project="+project); got == "" {
-		t.Fatalf("no registry service labelled protobench.project=%s", project)
+	if !strings.Contains(log.String(), "nodes pull base as "+refs["base"]) {
+		t.Errorf("log has no pull line for %s", refs["base"])
 	}
+	if got := strings.Fields(mustDocker(t, docker, "service", "ls", "--format", "{{.Name}}", "--filter", "label=protobench.project="+project)); len(got) != 1 || got[0] != ServiceName(project) {
+		t.Fatalf("services labelled protobench.project=%s: %v, want the serving registry alone (the push one gone)", project, got)
+	}
+
+	t.Run("the serving registry refuses a push", func(t *testing.T) {
+		evil := fmt.Sprintf("127.0.0.1:%d/%s/base:evil", port, project)
+		mustDocker(t, docker, "tag", baseID, evil)
+		defer exec.Command(docker, "image", "rm", evil).Run()
+		out, err := exec.Command(docker, "push", evil).CombinedOutput()
+		if err == nil {
+			t.Fatalf("docker push %s into the serving registry succeeded: %s", evil, out)
+		}
+		t.Logf("docker push %s: %v: %s", evil, err, strings.TrimSpace(string(out)))
+	})
 
 	t.Run("port taken by the registry", func(t *testing.T) {
 		_, c2, err := Distribute(ctx, Options{Docker: docker, Project: project + "b", Port: port,
@@ -85,7 +107,7 @@ func TestDistribute(t *testing.T) {
 	// registry, as every other node does. Removing the tag takes the repository's digest
 	// reference with it.
 	for _, r := range names(t, docker, baseID) {
-		if strings.HasPrefix(r, want[:strings.LastIndex(want, ":")]) {
+		if strings.HasPrefix(r, repo) {
 			if out, err := exec.Command(docker, "image", "rm", r).CombinedOutput(); err != nil && !strings.Contains(string(out), "No such image") {
 				t.Fatalf("docker image rm %s: %v: %s", r, err, out)
 			}
@@ -108,7 +130,7 @@ func TestDistribute(t *testing.T) {
 	}
 	pulled := false
 	for _, r := range names(t, docker, baseID) {
-		pulled = pulled || strings.HasPrefix(r, want[:strings.LastIndex(want, ":")]+"@sha256:")
+		pulled = pulled || r == refs["base"]
 	}
 	if !pulled {
 		t.Errorf("the job's node has no digest reference of %s: it did not pull from the registry", want)
@@ -130,6 +152,9 @@ func TestDistribute(t *testing.T) {
 	waitNoContainers(t, docker, project)
 	if got := mustDocker(t, docker, "service", "ls", "--quiet", "--filter", "label=protobench.project="+project); got != "" {
 		t.Errorf("services left after cleanup: %s", got)
+	}
+	if got := mustDocker(t, docker, "volume", "ls", "--quiet", "--filter", "label=protobench.project="+project); got != "" {
+		t.Errorf("volumes left after cleanup: %s", got)
 	}
 	for _, r := range names(t, docker, baseID) {
 		if strings.Contains(r, "/"+project+"/") {

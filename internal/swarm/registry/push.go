@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -15,13 +16,15 @@ func (img local) tags() []string {
 	return []string{img.target, img.pull}
 }
 
-func (d *distributor) push(ctx context.Context, img local) error {
+// push tags and pushes one image to the loopback registry and returns the digest the registry
+// gave its manifest, as this daemon recorded it.
+func (d *distributor) push(ctx context.Context, img local) (string, error) {
 	for i, r := range img.tags() {
 		if img.existed[i] {
 			continue
 		}
 		if _, err := d.docker(ctx, "tag", img.id, r); err != nil {
-			return err
+			return "", err
 		}
 		d.mu.Lock()
 		d.added = append(d.added, pushed{name: img.name, ref: r, id: img.id})
@@ -29,11 +32,24 @@ func (d *distributor) push(ctx context.Context, img local) error {
 	}
 	start := time.Now()
 	if _, err := d.docker(ctx, "push", img.target); err != nil {
-		return fmt.Errorf("pushing %s: %w", img.name, err)
+		return "", fmt.Errorf("pushing %s: %w", img.name, err)
 	}
-	fmt.Fprintf(d.opts.Log, "registry: %s (%s, %s) pushed in %s; nodes pull %s\n",
-		img.name, img.ref, formatSize(img.size), time.Since(start).Round(100*time.Millisecond), img.pull)
-	return nil
+	out, err := d.docker(ctx, "image", "inspect", "--format", "{{json .RepoDigests}}", img.id)
+	if err != nil {
+		return "", err
+	}
+	digest := ""
+	for _, r := range jsonStrings(out) {
+		if repo, dg, ok := strings.Cut(r, "@"); ok && repo == repoOf(img.target) {
+			digest = dg
+		}
+	}
+	if !strings.HasPrefix(digest, "sha256:") {
+		return "", fmt.Errorf("pushing %s: the push left no digest reference of %s (RepoDigests %s)", img.name, repoOf(img.target), out)
+	}
+	fmt.Fprintf(d.opts.Log, "registry: %s (%s, %s) pushed in %s as %s\n",
+		img.name, img.ref, formatSize(img.size), time.Since(start).Round(100*time.Millisecond), digest)
+	return digest, nil
 }
 
 func formatSize(b int64) string {

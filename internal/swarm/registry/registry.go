@@ -1,16 +1,29 @@
-// Package registry hands locally built images to every node of a Docker Swarm. It starts a
-// registry service (Debian's docker-registry, images/registry) on the manager this Docker CLI
-// points at, publishes it through the ingress routing mesh, and pushes each image to it, so
-// that every node pulls the image as 127.0.0.1:<port>/<project>/<name>:<tag>. Loopback
-// registries are the one kind dockerd trusts without TLS and without daemon configuration, and
-// the routing mesh makes the manager's registry answer on every node's loopback.
+// Package registry hands locally built images to every node of a Docker Swarm. It runs a
+// registry (Debian's docker-registry, images/registry) on the manager this Docker CLI points at,
+// pushes each image to it, and returns the references the nodes pull.
 //
-// The routing mesh needs IPVS in the kernel. Where it is missing, the registry is published in
-// host mode on the manager instead: the manager still pushes to its own loopback, and the other
-// nodes pull from the manager's address, which their dockerd must list in insecure-registries.
+// Nobody else may put an image there, so the registry is writable only while the manager
+// pushes, and then only on the manager's loopback:
 //
-// The registry keeps its blobs in its container, so removing the service removes them; nothing
-// is pushed anywhere else, and no public registry is assumed.
+//  1. A push service on the host's network listens on 127.0.0.1:<port> alone. Loopback
+//     registries are the one kind dockerd trusts without TLS or daemon configuration, and no
+//     other machine reaches the manager's loopback. Its blobs go to a volume of the project.
+//  2. Once every image is pushed, it is replaced by the serving registry on the same volume,
+//     read-only (storage.maintenance.readonly): every write, from anywhere, is refused.
+//     With IPVS in the kernel it is published through the ingress routing mesh, so that every
+//     node pulls from its own 127.0.0.1:<port>; without, it listens on the manager's swarm
+//     address only (host network), and the other nodes pull from <manager>:<port>, which their
+//     dockerd must list in insecure-registries.
+//
+// The nodes pull by digest (<registry>/<project>/<name>@sha256:...), the digest the manager's
+// own push gave, so that whatever a registry on the path answers, a node runs only the image
+// the manager pushed. The one exception: in host mode on a manager whose own dockerd does not
+// trust its swarm address, the manager could not resolve the digest reference (it pushed to
+// its loopback) and its own tasks would find no image; then the nodes pull by tag, from the
+// read-only registry, and the log says so.
+//
+// The registry's volume and services go at cleanup; nothing is pushed anywhere else, and no
+// public registry is assumed.
 package registry
 
 import (
@@ -68,8 +81,8 @@ type Options struct {
 	Images map[string]string
 	// Log receives a line for the registry and one per image (size, push time). Nil discards.
 	Log io.Writer
-	// Port is the port published on every node; DefaultPort if 0. It must be free on all of
-	// them: Distribute checks this node and the swarm's services, the routing mesh the rest.
+	// Port is the registry's port; DefaultPort if 0. It must be free on this node and, with
+	// the routing mesh, on every node: Distribute checks this node and the swarm's services.
 	Port int
 	// Image is the registry image to run; empty means LocalImage, else UpstreamImage, whichever
 	// this daemon has.
@@ -84,8 +97,14 @@ type Options struct {
 	PullHost string
 }
 
-// ServiceName is the name of the registry service of a project.
+// ServiceName is the name of the serving registry service of a project.
 func ServiceName(project string) string { return project + "-registry" }
+
+// pushServiceName is the registry service that takes the pushes, on the manager's loopback.
+func pushServiceName(project string) string { return project + "-registry-push" }
+
+// VolumeName is the volume on the manager that holds a project's registry storage.
+func VolumeName(project string) string { return project + "-registry-data" }
 
 // Ref is the reference a node pulls a pushed image by: the registry's host:port as that node
 // reaches it, a repository per project and logical name, and the local reference's tag, or
@@ -175,10 +194,11 @@ type distributor struct {
 	opts Options
 	refs map[string]string
 
-	mu      sync.Mutex
-	service string   // the registry service once created
-	added   []pushed // tags this call added
-	cleaned bool
+	mu       sync.Mutex
+	services []string // the registry services created, the push one first
+	volume   string   // the registry's storage once a service created it
+	added    []pushed // tags this call added
+	cleaned  bool
 }
 
 func (d *distributor) defaults() {
@@ -251,56 +271,19 @@ func (d *distributor) run(ctx context.Context) error {
 	if err := d.checkPort(ctx); err != nil {
 		return err
 	}
-	name := ServiceName(o.Project)
-	if out, err := d.docker(ctx, "service", "inspect", "--format", "{{.ID}}", name); err == nil {
-		return fmt.Errorf("a service named %s exists already (%s), perhaps left by an interrupted run; remove it with `docker service rm %s`", name, out, name)
-	}
-
-	start := time.Now()
-	args := []string{"service", "create", "--detach", "--quiet",
-		"--name", name,
-		"--label", "protobench.project=" + o.Project,
-		"--container-label", "protobench.project=" + o.Project,
-		"--constraint", "node.id==" + nodeID,
-		"--publish", fmt.Sprintf("published=%d,target=%d,mode=%s,protocol=tcp", o.Port, containerPort, publish),
-		// The image is local to this node: asking a registry for its digest would only wait
-		// for a registry that does not answer.
-		"--no-resolve-image",
-		registryImage,
-	}
-	if out, err := d.docker(ctx, args...); err != nil {
-		if strings.Contains(out, "already in use") {
-			return fmt.Errorf("registry port %d is taken in the swarm: %s; choose another port", o.Port, out)
-		}
-		return fmt.Errorf("starting the registry service: %w", err)
-	}
-	d.mu.Lock()
-	d.service = name
-	d.mu.Unlock()
-	if err := d.waitReady(ctx, name); err != nil {
+	bind, err := bindAddress(publish, nodeAddr, o.Port)
+	if err != nil {
 		return err
 	}
-	ready := time.Since(start).Round(100 * time.Millisecond)
-	if publish == PublishIngress {
-		fmt.Fprintf(o.Log, "registry: %s (%s) answers on 127.0.0.1:%d of every node through the routing mesh, ready in %s\n",
-			name, registryImage, o.Port, ready)
-	} else {
-		fmt.Fprintf(o.Log, "registry: %s (%s) published in host mode on this node, ready in %s; other nodes pull from %s",
-			name, registryImage, ready, pullRegistry)
-		if !strings.HasPrefix(pullRegistry, "127.") {
-			fmt.Fprintf(o.Log, ", which their dockerd must list in insecure-registries")
+	for _, name := range []string{pushServiceName(o.Project), ServiceName(o.Project)} {
+		if out, err := d.docker(ctx, "service", "inspect", "--format", "{{.ID}}", name); err == nil {
+			return fmt.Errorf("a service named %s exists already (%s), perhaps left by an interrupted run; remove it with `docker service rm %s`", name, out, name)
 		}
-		if o.Publish == "" {
-			fmt.Fprintf(o.Log, " (the routing mesh needs IPVS, which this kernel lacks)")
-		}
-		fmt.Fprintln(o.Log)
 	}
-
-	for _, img := range images {
-		if err := d.push(ctx, img); err != nil {
-			return err
-		}
-		d.refs[img.name] = img.pull
+	// A volume left by an interrupted run would put its images under this run's registry, and
+	// cleanup would remove what Distribute did not create.
+	if vol := VolumeName(o.Project); d.volumeExists(ctx, vol) {
+		return fmt.Errorf("a volume named %s exists already, perhaps left by an interrupted run; remove it with `docker volume rm %s`", vol, vol)
 	}
-	return nil
+	return d.pushThenServe(ctx, images, nodeID, registryImage, publish, bind, pullRegistry)
 }

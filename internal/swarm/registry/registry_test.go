@@ -100,3 +100,37 @@ func TestPlacement(t *testing.T) {
 		})
 	}
 }
+
+func TestBindAddress(t *testing.T) {
+	for _, c := range []struct{ publish, nodeAddr, want, err string }{
+		{PublishIngress, "10.0.0.1", "", ""},
+		{PublishHost, "10.0.0.1", "10.0.0.1:5000", ""},
+		{PublishHost, "127.0.0.1", "127.0.0.1:5000", ""},
+		{PublishHost, "fd00::1", "[fd00::1]:5000", ""},
+		{PublishHost, "manager.lan", "", "not an IP address"},
+		{PublishHost, "", "", "not an IP address"},
+	} {
+		got, err := bindAddress(c.publish, c.nodeAddr, 5000)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("bindAddress(%q, %q): err %v, want %q", c.publish, c.nodeAddr, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("bindAddress(%q, %q) = %q, %v; want %q", c.publish, c.nodeAddr, got, err, c.want)
+		}
+	}
+}
+
+func TestRepoOf(t *testing.T) {
+	for in, want := range map[string]string{
+		"127.0.0.1:5000/pb/base:id-03ed677cb09d": "127.0.0.1:5000/pb/base",
+		"127.0.0.1:5000/pb/base":                 "127.0.0.1:5000/pb/base",
+		"[fd00::1]:5000/pb/base:latest":          "[fd00::1]:5000/pb/base",
+	} {
+		if got := repoOf(in); got != want {
+			t.Errorf("repoOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

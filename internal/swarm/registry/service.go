@@ -138,11 +138,11 @@ func (d *distributor) checkPort(ctx context.Context) error {
 	return l.Close()
 }
 
-// waitReady polls GET /v2/ through the routing mesh until the registry answers, and gives up
-// early with the task's error when swarm cannot run it.
-func (d *distributor) waitReady(ctx context.Context, service string) error {
-	url := fmt.Sprintf("http://127.0.0.1:%d/v2/", d.opts.Port)
-	// Never through a proxy from the environment: this is the node's own loopback.
+// waitReady polls GET /v2/ at addr (host:port) until the registry answers, and gives up early
+// with the task's error when swarm cannot run it.
+func (d *distributor) waitReady(ctx context.Context, service, addr string) error {
+	url := "http://" + addr + "/v2/"
+	// Never through a proxy from the environment: this is the node's own address.
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil}}
 	deadline := time.Now().Add(d.opts.ReadyTimeout)
 	var last string

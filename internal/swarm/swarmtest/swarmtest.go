@@ -102,6 +102,30 @@ func UseWith(t testing.TB, o Options) *Swarm {
 	return s
 }
 
+// RequireAlone skips a test that needs a swarm of this node alone when the swarm it joined
+// (one that was there before, perhaps another checkout's test sharing this daemon) has other
+// nodes: their tasks and addresses would change what the test checks, and they are not the
+// test's to remove.
+func (s *Swarm) RequireAlone(t testing.TB) {
+	t.Helper()
+	if s.Created {
+		return
+	}
+	out, err := run(s.Docker, "node", "ls", "--quiet")
+	if err != nil {
+		t.Fatalf("docker node ls: %v: %s", err, out)
+	}
+	var others []string
+	for _, id := range strings.Fields(out) {
+		if id != s.NodeID {
+			others = append(others, id)
+		}
+	}
+	if len(others) > 0 {
+		t.Skipf("the swarm this daemon was already in has %d other node(s) (%s); this test needs a swarm of this node alone", len(others), strings.Join(others, ", "))
+	}
+}
+
 // Leave leaves the swarm this package initialised and removes docker_gwbridge when the swarm
 // brought it (hadGwbridge false). Registered as a cleanup, so it runs after the test's own.
 func Leave(t testing.TB, docker string, hadGwbridge bool) {

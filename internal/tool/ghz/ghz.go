@@ -85,15 +85,17 @@ func (Adapter) Capabilities() tool.Capabilities {
 	return tool.Capabilities{
 		Protocols: []string{targets.GRPC}, Methods: unary, Models: []string{"closed", "open"},
 		Image: "ghz", Limits: "ghz speaks gRPC only, unary methods", Requests: true, TLS: true,
-		ClientBound: true, Program: "ghz", Install: "go install github.com/bojand/ghz/cmd/ghz@v0.120.0",
-		HostPaths: map[string]string{ProtoDir: "proto"}, // the image's proto directory
+		ClientBound: true, Program: "ghz",
+		// --enable-compression: gzip requests (grpc.UseCompressor). ghz links grpc-go's gzip
+		// codec, so it advertises gzip on every call, even without the flag.
+		Gzip: []string{targets.GRPC},
 	}
 }
 
 // Check rejects invocations ghz cannot run faithfully.
 func (Adapter) Check(inv tool.Invocation) error {
 	switch {
-	case inv.Scheme != "grpc":
+	case inv.Scheme != targets.GRPC:
 		return fmt.Errorf("ghz speaks gRPC only; target %q uses %q (use the protobench generator, wrk or k6)", inv.Target, inv.Scheme)
 	case inv.Request != nil && (inv.Request.ProtoFile == "" || inv.Request.Call == ""):
 		return fmt.Errorf("ghz: a custom request needs a proto file and a call")
@@ -171,6 +173,9 @@ func (Adapter) Args(inv tool.Invocation) []string {
 		// rendering is ghz's own cost, not the server's, and a cross-check should get ghz's best.
 		"--disable-template-data",
 	)
+	if inv.Compression == targets.CompressionGzip {
+		args = append(args, "--enable-compression")
+	}
 	if r := inv.Request; r != nil {
 		// A custom target's own proto, method and request, which ghz takes natively.
 		args = append(args, "--import-paths", path.Dir(r.ProtoFile), "--proto", path.Base(r.ProtoFile),

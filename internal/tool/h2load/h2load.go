@@ -27,6 +27,7 @@ package h2load
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -93,8 +94,11 @@ func (Adapter) Capabilities() tool.Capabilities {
 	}
 	return tool.Capabilities{
 		Protocols: []string{targets.HTTP, targets.GRPC, targets.Connect}, Methods: unary, Models: []string{"closed"},
-		HTTP: modes, Image: "h2load", TLS: true, Program: "h2load", Install: "apt-get install nghttp2-client",
+		HTTP: modes, Image: "h2load", TLS: true, Program: "h2load",
 		Limits: "h2load speaks HTTP (REST, Connect's unary calls, and gRPC without reading grpc-status), unary methods, closed model only",
+		// gRPC: a gzipped body file with grpc-encoding and grpc-accept-encoding gzip. Without
+		// them it advertises nothing.
+		Gzip: []string{targets.GRPC},
 	}
 }
 
@@ -117,11 +121,11 @@ func (Adapter) Check(inv tool.Invocation) error {
 		return fmt.Errorf("h2load: warm-up %s must not be negative", inv.Warmup)
 	case inv.PayloadBytes < 0:
 		return fmt.Errorf("h2load: payload_bytes %d must not be negative", inv.PayloadBytes)
-	case inv.Scheme == "grpc" && inv.HTTPVersion != "" && inv.HTTPVersion != "2":
+	case inv.Scheme == targets.GRPC && inv.HTTPVersion != "" && inv.HTTPVersion != targets.HTTP2:
 		return fmt.Errorf("h2load: gRPC runs over HTTP/2, not HTTP/%s", inv.HTTPVersion)
-	case inv.HTTPVersion != "" && inv.HTTPVersion != "1.1" && inv.HTTPVersion != "2":
+	case inv.HTTPVersion != "" && inv.HTTPVersion != targets.HTTP1 && inv.HTTPVersion != targets.HTTP2:
 		return fmt.Errorf("h2load: http_version %q, want 1.1 or 2", inv.HTTPVersion)
-	case inv.Encoding != "" && inv.Encoding != "json" && inv.Encoding != "protobuf":
+	case inv.Encoding != "" && inv.Encoding != targets.EncodingJSON && inv.Encoding != targets.EncodingProtobuf:
 		return fmt.Errorf("h2load: encoding %q, want json or protobuf", inv.Encoding)
 	}
 	return nil
@@ -129,7 +133,9 @@ func (Adapter) Check(inv tool.Invocation) error {
 
 // h1 reports whether the invocation runs over HTTP/1.1: REST without an HTTP version is REST as
 // it has always run.
-func h1(inv tool.Invocation) bool { return targets.OverHTTP[inv.Scheme] && inv.HTTPVersion != "2" }
+func h1(inv tool.Invocation) bool {
+	return targets.OverHTTP[inv.Scheme] && inv.HTTPVersion != targets.HTTP2
+}
 
 // BodyFile is the base name, under RawDir, of the request body h2load sends (none for GET).
 func BodyFile(inv tool.Invocation) string { return inv.RawPrefix + "-body.bin" }
@@ -139,7 +145,7 @@ func LogFile(inv tool.Invocation) string { return inv.RawPrefix + "-requests.tsv
 
 // protobufREST reports whether the invocation sends REST's protobuf bodies.
 func protobufREST(inv tool.Invocation) bool {
-	return inv.Scheme == "http" && inv.Encoding == "protobuf"
+	return inv.Scheme == targets.HTTP && inv.Encoding == targets.EncodingProtobuf
 }
 
 // connectJSON reports whether the invocation sends the Connect protocol's JSON bodies.
@@ -173,9 +179,14 @@ func request(inv tool.Invocation) []byte {
 // Body is the request body for the invocation, nil for a GET.
 func Body(inv tool.Invocation) []byte {
 	switch {
-	case inv.Scheme == "grpc":
+	case inv.Scheme == targets.GRPC:
 		b := request(inv)
 		framed := make([]byte, 5, 5+len(b))
+		if inv.Compression == targets.CompressionGzip {
+			// The one body h2load sends on every call, compressed once (flag 1): the server
+			// inflates each, and h2load reads no reply, so gzip replies cost it nothing.
+			b, framed[0] = gzipped(b), 1
+		}
 		binary.BigEndian.PutUint32(framed[1:], uint32(len(b)))
 		return append(framed, b...)
 	case inv.Scheme == targets.Connect:
@@ -195,6 +206,14 @@ func Body(inv tool.Invocation) []byte {
 	return nil
 }
 
+func gzipped(b []byte) []byte {
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	zw.Write(b) // writes to a bytes.Buffer do not fail
+	zw.Close()
+	return out.Bytes()
+}
+
 // InputFiles returns the body file h2load reads with -d, when the request has a body.
 func (Adapter) InputFiles(inv tool.Invocation) map[string][]byte {
 	if b := Body(inv); b != nil {
@@ -212,7 +231,7 @@ func (Adapter) Args(inv tool.Invocation) []string {
 	args := []string{
 		"-c", strconv.Itoa(clients),
 		"-m", strconv.Itoa(streams),
-		"-t", strconv.Itoa(tool.Threads(inv, clients, maxThreads)),
+		"-t", strconv.Itoa(tool.Threads(clients, maxThreads)),
 		"-D", durationArg(inv.Duration),
 		"--warm-up-time", durationArg(inv.Warmup),
 	}
@@ -228,6 +247,9 @@ func (Adapter) Args(inv tool.Invocation) []string {
 	switch inv.Scheme {
 	case targets.GRPC:
 		args = append(args, "-H", "content-type: application/grpc", "-H", "te: trailers")
+		if inv.Compression == targets.CompressionGzip {
+			args = append(args, "-H", "grpc-encoding: gzip", "-H", "grpc-accept-encoding: gzip")
+		}
 		url += "/protobench.v1.Bench/" + inv.Method
 	case targets.Connect:
 		ctype := "application/proto"
@@ -278,7 +300,7 @@ var (
 // stream's close, as h2load logs it.
 func (a Adapter) Parse(inv tool.Invocation, raw tool.Raw) (record.Record, error) {
 	rec := tool.NewRecord(a.Name(), inv)
-	if inv.Scheme == "grpc" {
+	if inv.Scheme == targets.GRPC {
 		rec.Notes = append(rec.Notes, GRPCStatusNote)
 	}
 	fin := finishedLine.FindSubmatch(raw.Stdout)

@@ -52,9 +52,6 @@ func TestArgs(t *testing.T) {
 		{"gRPC 4 x 25: two threads", with(func(i *tool.Invocation) { i.Connections, i.Concurrency = 4, 25 }), join(
 			[]string{"-c", "4", "-m", "25", "-t", "2", "-D", "30s", "--warm-up-time", "5s"}, grpcHeaders, body, log,
 			[]string{"http://grpc:50051/protobench.v1.Bench/GetUser"})},
-		{"one thread per client CPU", with(func(i *tool.Invocation) { i.Connections, i.Concurrency, i.ClientCPUs = 4, 25, 1 }), join(
-			[]string{"-c", "4", "-m", "25", "-t", "1", "-D", "30s", "--warm-up-time", "5s"}, grpcHeaders, body, log,
-			[]string{"http://grpc:50051/protobench.v1.Bench/GetUser"})},
 		{"gRPC Divide, sub-second times in ms", with(func(i *tool.Invocation) {
 			i.Method, i.Warmup, i.Duration = "Divide", 0, 1500*time.Millisecond
 		}), join(

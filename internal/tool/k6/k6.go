@@ -121,8 +121,8 @@ func (Adapter) OwnWarmup() bool { return false }
 
 // scripts maps the target's scheme to its script and the trend holding request durations.
 var scripts = map[string]struct{ file, trend string }{
-	"http": {"http.js", "http_req_duration"},
-	"grpc": {"grpc.js", "grpc_req_duration"},
+	targets.HTTP: {"http.js", "http_req_duration"},
+	targets.GRPC: {"grpc.js", "grpc_req_duration"},
 }
 
 var unary = []string{contract.MethodGetUser, contract.MethodEcho, contract.MethodMultiply, contract.MethodDivide}
@@ -134,8 +134,7 @@ func (Adapter) Capabilities() tool.Capabilities {
 		Protocols:   []string{targets.HTTP, targets.GRPC}, Methods: unary, Models: []string{"closed", "open"},
 		HTTP:  []tool.HTTPMode{{Version: targets.HTTP1, Encoding: targets.EncodingJSON}},
 		Image: "k6", Limits: "k6's scripts speak HTTP/1.1 with JSON bodies and gRPC, unary methods",
-		ClientBound: true, Program: "k6", Compose: composeService, Install: "go install go.k6.io/k6@v1.8.1",
-		HostPaths: map[string]string{ScriptDir: ScriptSource, ProtoDir: "proto"}, // scripts, proto
+		ClientBound: true, Program: "k6", Compose: composeService,
 		// https:// and gRPC over TLS, trusting the run's CA (PROTOBENCH_TLS_CA in scripts/lib.js).
 		TLS: true,
 	}
@@ -162,7 +161,7 @@ const composeService = `    environment:
       - ${PROTOBENCH_RAW_DIR:-/tmp/protobench-raw}:/raw
       - ../proto:/usr/share/protobench/proto:ro
       - ../internal/tool/k6/scripts:/usr/share/protobench/k6:ro
-      - ${PROTOBENCH_TLS_DIR:-/tmp/protobench-tls-none}:/run/protobench/tls:ro
+      - ${PROTOBENCH_TLS_CA_DIR:-/tmp/protobench-tls-none}:/run/protobench/tls:ro
 `
 
 // Check rejects invocations k6 cannot run with protobench's scripts.
@@ -275,7 +274,7 @@ func (Adapter) Args(inv tool.Invocation) []string {
 		env = append(env, "PROTOBENCH_RATE="+strconv.FormatFloat(inv.RatePerSec, 'f', -1, 64))
 	}
 	env = append(env, "PROTOBENCH_DURATION="+strconv.FormatFloat(inv.Duration.Seconds(), 'f', -1, 64)+"s")
-	if inv.Scheme == "grpc" {
+	if inv.Scheme == targets.GRPC {
 		env = append(env, "PROTOBENCH_PROTO_DIR="+ProtoDir)
 	}
 	if inv.CAFile != "" {

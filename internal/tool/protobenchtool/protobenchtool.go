@@ -62,8 +62,10 @@ func (Adapter) Capabilities() tool.Capabilities {
 		LiveMetrics: tool.LiveScrape,
 		Protocols:   targets.Protocols, Models: []string{"closed", "open"}, HTTP: modes, Mix: true, Image: "loadgen",
 		Requests: true, TLS: true, Program: "protobench", Parts: Adapter{},
-		// Every driver but ZeroMQ's, whose sockets manage their own connections.
-		Churn: []string{targets.GRPC, targets.HTTP, targets.Connect, targets.NetRPC},
+		// What the registered drivers can do (a driver's scheme is its protocol's name): the
+		// churners, and those that compress under compression gzip.
+		Churn: loadgen.ChurnSchemes(),
+		Gzip:  loadgen.GzipSchemes(),
 	}
 }
 
@@ -155,6 +157,9 @@ func (Adapter) Args(inv tool.Invocation) []string {
 	)
 	if inv.RequestsPerConnection > 0 {
 		args = append(args, "--requests-per-connection", strconv.Itoa(inv.RequestsPerConnection))
+	}
+	if inv.Compression != "" {
+		args = append(args, "--compression", inv.Compression)
 	}
 	if inv.Model == "open" {
 		args = append(args, "--rate", strconv.FormatFloat(inv.RatePerSec, 'f', -1, 64))

@@ -16,6 +16,7 @@ import (
 	"github.com/protobench/protobench/internal/record"
 	"github.com/protobench/protobench/internal/repo"
 	"github.com/protobench/protobench/internal/tool"
+	"github.com/protobench/protobench/internal/tool/native"
 )
 
 // Unreachable is the server of golden cases run against an address where nothing listens.
@@ -153,15 +154,13 @@ func (g Golden) Capture(t *testing.T, cases []Case) {
 		t.Skipf("set PROTOBENCH_CAPTURE=1 (and %s) to re-capture golden files", strings.Join(needs, ", "))
 	}
 	// A capture runs the tool on the host: the image's paths on its command line become the
-	// checkout's copies, as the adapter declares them.
-	paths := map[string]string{}
-	if hostPaths := g.Adapter.Capabilities().HostPaths; len(hostPaths) > 0 {
-		root, err := repo.Root()
-		if err != nil {
+	// checkout's copies, as package native lists them.
+	host := native.Lookup(g.Adapter.Name())
+	var root string
+	if len(host.Paths) > 0 {
+		var err error
+		if root, err = repo.Root(); err != nil {
 			t.Fatal(err)
-		}
-		for image, rel := range hostPaths {
-			paths[image] = filepath.Join(root, rel)
 		}
 	}
 	for _, c := range cases {
@@ -183,14 +182,7 @@ func (g Golden) Capture(t *testing.T, cases []Case) {
 					}
 				}
 			}
-			args := g.Adapter.Args(inv)
-			for i, a := range args {
-				for image, host := range paths {
-					a = strings.Replace(a, image, host, 1)
-				}
-				args[i] = a
-			}
-			g.capture(t, c.Name, inv, args)
+			g.capture(t, c.Name, inv, host.HostArgs(g.Adapter.Args(inv), root))
 		})
 	}
 }

@@ -19,7 +19,7 @@
 // where C = connections × concurrency (HTTP/1.1 has one request in flight per connection, so the
 // step's total concurrency becomes connections) and T = min(C, 2): wrk needs C ≥ T, and two event
 // loops are enough for the one or two cores the load tools get on the machines protobench targets
-// while leaving headroom when they get more (with Invocation.ClientCPUs, one per CPU instead). --timeout is 20 s, ghz's default, so both tools call
+// while leaving headroom when they get more. --timeout is 20 s, ghz's default, so both tools call
 // the same slow responses errors. The script (report.lua, embedded here as Script) sets the HTTP
 // method, path and body for the contract method and prints one JSON line from its done() hook, so
 // Parse reads machine output, not wrk's human report.
@@ -102,15 +102,12 @@ func (a Adapter) Capabilities() tool.Capabilities {
 		Methods:   []string{contract.MethodGetUser, contract.MethodEcho, contract.MethodMultiply, contract.MethodDivide},
 		HTTP:      []tool.HTTPMode{{Version: targets.HTTP1, Encoding: targets.EncodingJSON}},
 		Image:     "wrk",
-		// wrk or wrk2, from the one service; the image's script is the checkout's report.lua.
-		Program:   a.Name(),
-		HostPaths: map[string]string{ScriptPath: ScriptSource},
-		Compose:   composeService,
-		Install:   "apt-get install wrk",
+		// wrk or wrk2, from the one service.
+		Program: a.Name(),
+		Compose: composeService,
 	}
 	if a.Rate {
 		c.Models, c.ImageVariant = []string{"open"}, "wrk2"
-		c.Install = "build github.com/giltene/wrk2 (images/wrk2/Dockerfile shows how)"
 		c.Limits = "wrk2 speaks HTTP/1.1 with JSON bodies only and always paces requests (-R)"
 		return c
 	}
@@ -133,7 +130,7 @@ const composeService = `    environment:
 func (a Adapter) Check(inv tool.Invocation) error {
 	name := a.Name()
 	switch {
-	case inv.Scheme != "http":
+	case inv.Scheme != targets.HTTP:
 		return fmt.Errorf("%s speaks HTTP only; target %q uses %q (use ghz, k6 or the protobench generator)", name, inv.Target, inv.Scheme)
 	case paths[inv.Method] == "":
 		return fmt.Errorf("%s: method %q not served over REST; want GetUser, Echo, Multiply or Divide", name, inv.Method)
@@ -166,7 +163,7 @@ func (a Adapter) Check(inv tool.Invocation) error {
 func (a Adapter) Args(inv tool.Invocation) []string {
 	conns := inv.Connections * inv.Concurrency
 	args := []string{
-		"-t", strconv.Itoa(tool.Threads(inv, conns, maxThreads)),
+		"-t", strconv.Itoa(tool.Threads(conns, maxThreads)),
 		"-c", strconv.Itoa(conns),
 		"-d", strconv.Itoa(int(inv.Duration/time.Second)) + "s",
 	}

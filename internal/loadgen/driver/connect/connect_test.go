@@ -14,7 +14,7 @@ import (
 )
 
 // Every method on connect-go's server in both encodings, both HTTP versions and both models
-// (the closed one on the HTTP driver's event loops, the open one on paced workers).
+// (both on the HTTP driver's event loops; a body over one HTTP/2 frame on net/http's client).
 func TestMethodsAgainstRealServer(t *testing.T) {
 	ep := servertest.Start(t, servertest.Connect)
 	// duration is the measured window: a 100 kB JSON Echo (133 kB of base64 each way) needs a

@@ -10,7 +10,7 @@ import (
 
 // DeclareFlags implements loadgen.FlagDeclarer.
 func (Driver) DeclareFlags(fs *flag.FlagSet) func(*loadgen.Config) error {
-	client := fs.String("grpc-client", ClientLean, "grpc: lean (the generator's own HTTP/2 client for unary calls in the closed model; grpc-go otherwise) or grpc-go (always)")
+	client := fs.String("grpc-client", ClientLean, "grpc: lean (the generator's own HTTP/2 client on the event loops, for unary calls in both models; grpc-go otherwise) or grpc-go (always)")
 	custom := protoreq.DeclareFlags(fs)
 	return func(cfg *loadgen.Config) error {
 		if *client != ClientLean && *client != ClientGRPCGo {

@@ -3,9 +3,9 @@
 // concurrent unary calls on it, or for EchoStream one bidirectional stream each (connections ×
 // streams per connection).
 //
-// Unary calls in the closed model run on the driver's lean HTTP/2 client (lean.go, on package h2wire)
-// from event loops; EchoStream, the open model and --grpc-client grpc-go use grpc-go, where a
-// connection is one grpc.ClientConn and each slot a worker goroutine.
+// Unary calls, in both models, run on the driver's lean HTTP/2 client (lean.go, on package h2wire)
+// from event loops; EchoStream, churn and --grpc-client grpc-go use grpc-go, where a connection is
+// one grpc.ClientConn and each slot a worker goroutine.
 //
 // Bytes are counted on the TCP connection itself, so they include HTTP/2 framing and headers.
 // Replies are checked against the contract: a reply that parses but is wrong is an error.
@@ -25,9 +25,6 @@ import (
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
-	// A server may compress its replies (the Python server's gzip knob); grpc-go can read them
-	// only with the codec registered, as every gRPC client in the field has it.
-	_ "google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -45,7 +42,7 @@ var methods = []string{contract.MethodGetUser, contract.MethodEcho, contract.Met
 
 // Info implements loadgen.Driver.
 func (Driver) Info() loadgen.DriverInfo {
-	return loadgen.DriverInfo{TargetName: "grpc", Methods: methods}
+	return loadgen.DriverInfo{TargetName: "grpc", Methods: methods, Gzip: true}
 }
 
 // Check implements loadgen.Driver; the method defaults to GetUser.
@@ -106,7 +103,7 @@ func (d Driver) dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.Wir
 		// grpc-go does the handshake on the counted connection, and requires ALPN h2.
 		creds = credentials.NewTLS(loadgen.WithALPN(cfg.TLS, "h2"))
 	}
-	cc, err := grpc.NewClient("passthrough:///"+addr,
+	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) {
 			var d net.Dialer
@@ -117,7 +114,8 @@ func (d Driver) dial(ctx context.Context, cfg *loadgen.Config, wire *loadgen.Wir
 			return loadgen.CountingConn(c, wire), nil
 		}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageBytes), grpc.MaxCallSendMsgSize(maxMessageBytes)),
-	)
+	}, compression(cfg, wire)...)
+	cc, err := grpc.NewClient("passthrough:///"+addr, opts...)
 	if err != nil {
 		return nil, &loadgen.DialError{Address: addr, Err: err}
 	}

@@ -1,8 +1,6 @@
 package grpcdriver
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -19,7 +17,7 @@ import (
 	"github.com/protobench/protobench/internal/wire/h2wire"
 )
 
-// The lean client runs unary calls in the closed model. grpc-go's client costs about as much CPU
+// The lean client runs unary calls, in the closed and the open model. grpc-go's client costs about as much CPU
 // per call as grpc-go's server, so on equal cores it could not load a server fully. The lean
 // client speaks the same protocol — HTTP/2 frames carrying length-prefixed protobuf messages,
 // status in the trailers — from prebuilt bytes through package h2wire (frames parsed in place,
@@ -36,10 +34,11 @@ const (
 	ClientGRPCGo = "grpc-go"
 )
 
-// Multiplexes implements loadgen.Multiplexer: unary calls in the closed model whose request fits
-// one DATA frame run on the lean client, unless --grpc-client grpc-go.
+// Multiplexes implements loadgen.Multiplexer: unary calls whose request fits one DATA frame run
+// on the lean client, in both models (churning in the closed model only: the churn loop does not
+// pace), unless --grpc-client grpc-go.
 func (Driver) Multiplexes(cfg *loadgen.Config) bool {
-	if cfg.Open() || cfg.Churns() || !netloop.Supported || cfg.Options["grpc_client"] == ClientGRPCGo || cfg.Method == contract.MethodEchoStream {
+	if (cfg.Open() && cfg.Churns()) || !netloop.Supported || cfg.Options["grpc_client"] == ClientGRPCGo || cfg.Method == contract.MethodEchoStream {
 		return false
 	}
 	msg, _, err := leanRequest(cfg)
@@ -55,10 +54,8 @@ func (Driver) Serve(ctx context.Context, conns []loadgen.Conn, p *loadgen.Pipe) 
 // message, the same requests and checks as the grpc-go path.
 func leanRequest(cfg *loadgen.Config) ([]byte, func([]byte) error, error) {
 	if raw := rawCall(cfg); raw != nil {
-		msg := make([]byte, 5+len(raw.Request))
-		binary.BigEndian.PutUint32(msg[1:5], uint32(len(raw.Request)))
-		copy(msg[5:], raw.Request)
-		return msg, func([]byte) error { return nil }, nil
+		msg, err := frameMessage(raw.Request, cfg.Gzip())
+		return msg, func([]byte) error { return nil }, err
 	}
 	w, err := newUnary(nil, cfg)
 	if err != nil {
@@ -68,9 +65,10 @@ func leanRequest(cfg *loadgen.Config) ([]byte, func([]byte) error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	msg := make([]byte, 5+len(body))
-	binary.BigEndian.PutUint32(msg[1:5], uint32(len(body)))
-	copy(msg[5:], body)
+	msg, err := frameMessage(body, cfg.Gzip())
+	if err != nil {
+		return nil, nil, err
+	}
 	check := func(b []byte) error {
 		if err := proto.Unmarshal(b, w.resp); err != nil {
 			return badResponse("%s reply does not parse: %v", cfg.Method, err)
@@ -80,24 +78,46 @@ func leanRequest(cfg *loadgen.Config) ([]byte, func([]byte) error, error) {
 	return msg, check, nil
 }
 
-// requestFields are the call's request headers.
+// frameMessage puts the gRPC prefix before body: a flag byte (1: compressed) and the length.
+// Under gzip the message is compressed once here, as every call sends the same bytes: the
+// server inflates each one, and the client's own cost stays out of the measurement.
+func frameMessage(body []byte, compress bool) ([]byte, error) {
+	flag := byte(0)
+	if compress {
+		var err error
+		if body, err = loadgen.GzipOnce(body); err != nil {
+			return nil, err
+		}
+		flag = 1
+	}
+	msg := make([]byte, 5+len(body))
+	msg[0] = flag
+	binary.BigEndian.PutUint32(msg[1:5], uint32(len(body)))
+	copy(msg[5:], body)
+	return msg, nil
+}
+
+// requestFields are the call's request headers. Under compression none they name no encoding
+// at all, as a grpc-go client with no compressor registered: a server may then compress
+// nothing (connect-go gzips every reply to a client that advertises gzip). Under gzip the
+// request is compressed and gzip replies are accepted.
 func requestFields(cfg *loadgen.Config) []h2wire.Field {
 	path := service + cfg.Method
 	if raw := rawCall(cfg); raw != nil {
 		path = raw.Path
 	}
-	return []h2wire.Field{
+	fields := []h2wire.Field{
 		{Name: ":method", Value: "POST"},
 		{Name: ":scheme", Value: "http"},
 		{Name: ":path", Value: path},
 		{Name: ":authority", Value: cfg.Target.Address},
 		{Name: "content-type", Value: "application/grpc"},
 		{Name: "te", Value: "trailers"},
-		// As grpc-go does with its gzip codec registered: a server that compresses replies
-		// (the Python server's gzip knob) may then do so, and the reply is inflated below.
-		{Name: "grpc-accept-encoding", Value: "identity,gzip"},
-		{Name: "user-agent", Value: "protobench"},
 	}
+	if cfg.Gzip() {
+		fields = append(fields, h2wire.Field{Name: "grpc-encoding", Value: "gzip"}, h2wire.Field{Name: "grpc-accept-encoding", Value: "gzip"})
+	}
+	return append(fields, h2wire.Field{Name: "user-agent", Value: "protobench"})
 }
 
 // dialLean opens a lean connection: an h2session whose calls this driver judges.
@@ -112,7 +132,7 @@ func dialLean(ctx context.Context, cfg *loadgen.Config, wire *loadgen.WireBytes)
 		Fields:    requestFields(cfg),
 		Body:      msg,
 		Keep:      []string{"grpc-status", "grpc-message"},
-		Outcome:   func(st *h2session.Stream) error { return outcome(st, check) },
+		Outcome:   func(st *h2session.Stream) error { return outcome(st, check, wire) },
 		LostCode:  lostCode,
 		GoingAway: errGoingAway,
 		Handshake: "gRPC connection not ready: no HTTP/2 SETTINGS",
@@ -137,8 +157,9 @@ type errorString string
 
 func (e errorString) Error() string { return string(e) }
 
-// outcome judges a finished call the way a gRPC client would; check judges the reply message.
-func outcome(s *h2session.Stream, check func([]byte) error) error {
+// outcome judges a finished call the way a gRPC client would; check judges the reply message,
+// and wire counts a compressed one.
+func outcome(s *h2session.Stream, check func([]byte) error, wire *loadgen.WireBytes) error {
 	grpcStatus, grpcMsg := -1, ""
 	for _, f := range s.Fields {
 		switch f.Name {
@@ -175,26 +196,20 @@ func outcome(s *h2session.Stream, check func([]byte) error) error {
 		return badResponse("reply is not one gRPC message (%d bytes)", len(d))
 	}
 	if d[0] == 1 {
-		// Compressed: gzip is the only encoding this client accepts.
-		msg, err := gunzip(d[5:])
+		// Compressed: gzip is the only encoding this client reads. Counted even under
+		// compression none, where the server should not have compressed: the record then
+		// shows it beside the server's own count.
+		if wire != nil {
+			wire.CompressedReplies.Add(1)
+		}
+		msg, f, err := loadgen.Inflate(d[5:])
 		if err != nil {
 			return badResponse("compressed reply does not inflate as gzip: %v", err)
 		}
+		defer f.Release()
 		return check(msg)
 	}
 	return check(d[5:])
-}
-
-func gunzip(b []byte) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	var out bytes.Buffer
-	if _, err := out.ReadFrom(zr); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), zr.Close()
 }
 
 // httpStatusCode maps an HTTP status without grpc-status to a gRPC code, as gRPC clients do.

@@ -89,23 +89,35 @@ func (s *Session) Connect(ctx context.Context) error {
 	if err := s.conn.Dial(ctx, s.p.Address); err != nil {
 		return err
 	}
+	if err := s.Opening(); err != nil {
+		_ = s.conn.Close()
+		return err
+	}
+	return s.conn.Handshake(ctx, s.p.Address, s.p.Handshake, s.Opened)
+}
+
+// Opening implements netloop.Opener: on a connected (and secured) socket, our preface and
+// settings.
+func (s *Session) Opening() error {
 	if st, ok := s.conn.TLSState(); ok && st.NegotiatedProtocol != "h2" {
 		// HTTP/2 over TLS is what ALPN h2 names (RFC 9113, section 3.2); without it the server
 		// would read our preface as HTTP/1.1.
-		_ = s.conn.Close()
 		return &loadgen.TLSError{Address: s.p.Address, Err: fmt.Errorf("the server did not accept ALPN h2 (it chose %q)", st.NegotiatedProtocol)}
 	}
 	s.h2.Reset()
-	err := s.conn.Handshake(ctx, s.p.Address, s.p.Handshake, func() (bool, error) {
-		n, err := s.h2.Frames(s.conn.In[:s.conn.N])
-		s.conn.Consume(n)
-		return s.h2.Settled, err
-	})
-	if err != nil {
-		return err
+	return nil
+}
+
+// Opened implements netloop.Opener: the server's settings; the request headers are then
+// encoded for this connection's header table.
+func (s *Session) Opened() (bool, error) {
+	n, err := s.h2.Frames(s.conn.In[:s.conn.N])
+	s.conn.Consume(n)
+	if err != nil || !s.h2.Settled {
+		return false, err
 	}
 	s.blocks = h2wire.EncodeHeaders(s.p.Fields, s.h2.HeaderTableSize())
-	return nil
+	return true, nil
 }
 
 // Room implements netloop.Session.

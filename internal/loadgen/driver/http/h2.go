@@ -26,11 +26,12 @@ func newH2Session(cfg *loadgen.Config, c *conn) *h2session.Session {
 		Slots:   cfg.Concurrency,
 		Fields:  c.r.http2(cfg.Target.Address),
 		Body:    body,
+		Keep:    []string{contentEncoding},
 		Outcome: func(st *h2session.Stream) error {
 			if st.RST {
 				return loadgen.ProtocolError(loadgen.CodeConnReset, fmt.Errorf("stream reset (HTTP/2 error %d)", st.RSTCode))
 			}
-			return c.outcome(st.Status, st.Data)
+			return c.outcome(st.Status, gzipped(st.Fields), st.Data)
 		},
 		GoingAway: errGoingAway,
 		Handshake: "no HTTP/2 (h2c) SETTINGS from the server",
@@ -133,7 +134,7 @@ func (w *h2Worker) Do(ctx context.Context) error {
 	if err != nil {
 		return loadgen.ConnLost(err)
 	}
-	return w.conn.outcome(resp.StatusCode, w.body.Bytes())
+	return w.conn.outcome(resp.StatusCode, resp.Header.Get("Content-Encoding") == "gzip", w.body.Bytes())
 }
 
 func (w *h2Worker) Close() error { return nil }

@@ -12,8 +12,10 @@
 //
 // In the closed model the sockets are sessions of netloop event loops, one per GOMAXPROCS, as
 // wrk's threads (a loadgen.Multiplexer): a request then costs one write and one read, with no
-// goroutine switch. In the open model each slot has a worker goroutine, so that the engine's
-// pacer can time every send: HTTP/1.1 on its own socket, HTTP/2 through net/http's client.
+// goroutine switch. The open model runs on the same loops, which time every send themselves;
+// the sockets of HTTP/1.1 are then its pool, one request in flight each. With --http-client std
+// (or when churning) each slot has a worker goroutine instead: HTTP/1.1 on its own socket, HTTP/2
+// through net/http's client.
 //
 // Endpoints (see internal/server/restserver): GET /v1/users/{id}, POST /v1/echo with a raw
 // application/octet-stream body, POST /v1/multiply and /v1/divide with JSON; with protobuf the
@@ -70,10 +72,17 @@ func New(v Variant) Driver { return Driver{v: &v} }
 // build is the request cfg asks for.
 func (d Driver) build(cfg *loadgen.Config) (request, error) {
 	if d.v == nil {
-		return buildRequest(cfg)
+		r, err := buildRequest(cfg)
+		if err != nil {
+			return r, err
+		}
+		return withCompression(cfg, r)
 	}
 	c, err := d.v.Build(cfg)
-	return request{method: c.Method, path: c.Path, headers: c.Headers, body: c.Body, check: c.Check}, err
+	if err != nil {
+		return request{}, err
+	}
+	return withCompression(cfg, request{method: c.Method, path: c.Path, headers: c.Headers, body: c.Body, check: c.Check})
 }
 
 var methods = []string{contract.MethodGetUser, contract.MethodEcho, contract.MethodMultiply, contract.MethodDivide}
@@ -81,9 +90,9 @@ var methods = []string{contract.MethodGetUser, contract.MethodEcho, contract.Met
 // Info implements loadgen.Driver.
 func (d Driver) Info() loadgen.DriverInfo {
 	if d.v != nil {
-		return loadgen.DriverInfo{TargetName: d.v.TargetName, Methods: d.v.Methods}
+		return loadgen.DriverInfo{TargetName: d.v.TargetName, Methods: d.v.Methods, Gzip: true}
 	}
-	return loadgen.DriverInfo{TargetName: "rest", Methods: methods}
+	return loadgen.DriverInfo{TargetName: "rest", Methods: methods, Gzip: true}
 }
 
 // Check implements loadgen.Driver; the method defaults to GetUser.
@@ -260,7 +269,7 @@ func (w *worker) Do(ctx context.Context) error {
 			if resp.closeAfter {
 				w.closeConn()
 			}
-			return w.conn.outcome(resp.status, resp.body)
+			return w.conn.outcome(resp.status, resp.gzip, resp.body)
 		}
 		n, err := w.nc.Read(w.rb.space())
 		w.rb.n += n
@@ -270,8 +279,20 @@ func (w *worker) Do(ctx context.Context) error {
 	}
 }
 
-// outcome judges a complete response.
-func (c *conn) outcome(status int, body []byte) error {
+// outcome judges a complete response. A gzip body is counted (WireBytes.CompressedReplies, the
+// client's side of what the server says it compressed) and inflated before it is judged.
+func (c *conn) outcome(status int, gzipBody bool, body []byte) error {
+	if gzipBody {
+		if c.wire != nil {
+			c.wire.CompressedReplies.Add(1)
+		}
+		inflated, f, err := loadgen.Inflate(body)
+		if err != nil {
+			return loadgen.ProtocolError(loadgen.CodeBadResponse, fmt.Errorf("reply says Content-Encoding gzip but does not inflate: %v", err))
+		}
+		defer f.Release()
+		body = inflated
+	}
 	if status < 200 || status > 299 {
 		return loadgen.ProtocolError("http:"+strconv.Itoa(status), fmt.Errorf("%s", truncate(body)))
 	}

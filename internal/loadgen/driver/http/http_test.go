@@ -12,7 +12,7 @@ import (
 	"github.com/protobench/protobench/internal/servertest"
 )
 
-// Both models (the closed one on the epoll event loops, the open one on paced workers), both
+// Both models (on the epoll event loops, the open one paced by them), both
 // HTTP versions and both encodings.
 func TestMethodsAgainstRealServer(t *testing.T) {
 	ep := servertest.Start(t, servertest.REST)

@@ -11,12 +11,13 @@ import (
 	"github.com/protobench/protobench/internal/wire/h2wire"
 )
 
-// Multiplexes implements loadgen.Multiplexer: the closed model runs on event loops (where epoll
-// exists); the open model on paced workers.
+// Multiplexes implements loadgen.Multiplexer: both models run on event loops (where epoll
+// exists), unless --http-client std or the run churns in the open model (the churn loop does
+// not pace).
 func (d Driver) Multiplexes(cfg *loadgen.Config) bool { return d.multiplexed(cfg) }
 
 func (d Driver) multiplexed(cfg *loadgen.Config) bool {
-	if cfg.Open() || cfg.Churns() || !netloop.Supported {
+	if (cfg.Open() && cfg.Churns()) || !netloop.Supported || cfg.Options[optClient] == ClientStd {
 		return false
 	}
 	if http2(cfg) {
@@ -82,6 +83,15 @@ func (s *rawSock) Connect(ctx context.Context) error {
 	return s.sock.Dial(ctx, s.c.addr)
 }
 
+// Opening implements netloop.Opener: HTTP/1.1 says nothing before its request.
+func (s *rawSock) Opening() error {
+	s.busy = false
+	return nil
+}
+
+// Opened implements netloop.Opener.
+func (s *rawSock) Opened() (bool, error) { return true, nil }
+
 // Room implements netloop.Session.
 func (s *rawSock) Room() int {
 	if s.busy {
@@ -122,7 +132,7 @@ func (s *rawSock) Received(p *loadgen.Pipe) error {
 		return fmt.Errorf("%w: a response nobody asked for", errMalformed)
 	}
 	s.busy = false
-	p.Done(s.t, s.start, p.Now(), s.c.outcome(resp.status, resp.body))
+	p.Done(s.t, s.start, p.Now(), s.c.outcome(resp.status, resp.gzip, resp.body))
 	s.sock.N = 0
 	if resp.closeAfter {
 		return errCloseAfter

@@ -12,6 +12,7 @@ type response struct {
 	status     int
 	body       []byte // valid until the buffer is reused
 	closeAfter bool   // the server will close the connection (Connection: close, HTTP/1.0)
+	gzip       bool   // Content-Encoding: gzip
 }
 
 // respBuffer accumulates one response's bytes and parses them in place; it is reused for every
@@ -64,7 +65,7 @@ var (
 // parseResponse parses one response at the start of p. It returns the response and its length
 // in bytes, or a length of 0 when p does not hold all of it yet. Chunked bodies are decoded into
 // *scratch. Only what a load generator needs is read: the status, Content-Length,
-// Transfer-Encoding: chunked and Connection: close.
+// Transfer-Encoding: chunked, Connection: close and Content-Encoding: gzip.
 func parseResponse(p []byte, scratch *[]byte) (response, int, error) {
 	var r response
 	end := bytes.Index(p, crlfcrlf)
@@ -111,6 +112,8 @@ func parseResponse(p []byte, scratch *[]byte) (response, int, error) {
 			chunked = bytes.Contains(bytes.ToLower(value), []byte("chunked"))
 		case asciiEqualFold(name, "connection"):
 			r.closeAfter = asciiEqualFold(value, "close")
+		case asciiEqualFold(name, "content-encoding"):
+			r.gzip = asciiEqualFold(value, "gzip")
 		}
 	}
 	bodyStart := end + 4

@@ -35,6 +35,13 @@ const (
 	optPath     = "http_path"
 	optHeaders  = "http_headers" // "Name: value" lines
 	optBody     = "http_body"
+	optClient   = "http_client"
+)
+
+// Clients of --http-client.
+const (
+	ClientLean = "lean" // the event loops (netloop)
+	ClientStd  = "std"  // a goroutine per connection: net.Conn (HTTP/1.1), net/http (h2c)
 )
 
 // request is one call, independent of the HTTP version.

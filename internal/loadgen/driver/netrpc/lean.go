@@ -14,7 +14,7 @@ import (
 	"github.com/protobench/protobench/internal/loadgen/netloop"
 )
 
-// The lean client runs the closed model. net/rpc's own client writes (and flushes) every call
+// The lean client runs both models. net/rpc's own client writes (and flushes) every call
 // by itself and hands every reply from its reader goroutine to the caller's, which cost about as
 // much CPU per call as the server spends on it. The lean client speaks the same bytes — net/rpc's
 // gob codec: a gob-encoded rpc.Request and the arguments; an rpc.Response and the reply — with
@@ -28,9 +28,9 @@ const (
 	ClientNetRPC = "net/rpc"
 )
 
-// Multiplexes implements loadgen.Multiplexer.
+// Multiplexes implements loadgen.Multiplexer: the closed model, churning or not.
 func (Driver) Multiplexes(cfg *loadgen.Config) bool {
-	return !cfg.Open() && !cfg.Churns() && netloop.Supported && cfg.Options["netrpc_client"] != ClientNetRPC
+	return !(cfg.Open() && cfg.Churns()) && netloop.Supported && cfg.Options["netrpc_client"] != ClientNetRPC
 }
 
 // leanConn is one net/rpc connection of the lean client: a netloop.Session.
@@ -89,6 +89,12 @@ func (c *leanConn) Connect(ctx context.Context) error {
 	}
 	return c.resetStreams()
 }
+
+// Opening implements netloop.Opener: fresh gob streams; net/rpc says nothing before a call.
+func (c *leanConn) Opening() error { return c.resetStreams() }
+
+// Opened implements netloop.Opener.
+func (c *leanConn) Opened() (bool, error) { return true, nil }
 
 // resetStreams starts fresh gob streams each way on a new connection.
 func (c *leanConn) resetStreams() error {

@@ -1,8 +1,8 @@
 // Package netrpcdriver is the load generator's net/rpc driver (scheme netrpc://), for seed 004's
 // protocol: Go's standard net/rpc with gob encoding over TCP. A connection carries concurrency
-// calls outstanding at once, which net/rpc matches to replies by sequence number. In the closed
-// model an event loop speaks the protocol (see lean.go); in the open model, or with
-// --netrpc-client net/rpc, a connection is one rpc.Client and each slot a worker (client.Go).
+// calls outstanding at once, which net/rpc matches to replies by sequence number. In both models
+// an event loop speaks the protocol (see lean.go); when churning, or with --netrpc-client
+// net/rpc, a connection is one rpc.Client and each slot a worker (client.Go).
 //
 // It calls the contract's service, "Bench.<Method>", with the argument and reply types the
 // server exports (internal/server/netrpcserver). net/rpc has no status codes: a server error is

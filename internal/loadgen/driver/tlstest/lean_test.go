@@ -1,13 +1,14 @@
 package tlstest
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/protobench/protobench/internal/loadgen/driver/drivertest"
 	"github.com/protobench/protobench/internal/servertest"
 )
 
-// TestLeanClientsOverTLS: in the closed model the event-loop clients carry TLS themselves, so a
+// TestLeanClientsOverTLS: in both models the event-loop clients carry TLS themselves, so a
 // run shakes hands once per socket it keeps, no more (no probe of its own, no library client
 // dialling beside it), in either TLS version, and settles the ALPN its protocol needs.
 func TestLeanClientsOverTLS(t *testing.T) {
@@ -26,13 +27,20 @@ func TestLeanClientsOverTLS(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.label, func(t *testing.T) {
 			dir, ca := certs(t)
-			for _, v := range []string{"1.3", "1.2"} {
+			for _, run := range []struct{ v, rate string }{{"1.3", "0"}, {"1.2", "0"}, {"1.3", "1000"}, {"1.2", "1000"}} {
+				v := run.v
 				ep := servertest.Start(t, c.server, servertest.WithTLS(dir))
 				args := append([]string{"--target=" + c.scheme + "://" + ep.Main, "--tls-ca=" + ca, "--tls-server-name=localhost",
-					"--tls-version=" + v, "--connections=2", "--concurrency=4", "--duration=300ms", "--warmup=0s", "--progress=off"}, c.extra...)
+					"--tls-version=" + v, "--connections=2", "--concurrency=4", "--duration=300ms", "--warmup=0s", "--progress=off",
+					"--rate=" + run.rate}, c.extra...)
 				res := drivertest.RunClean(t, true, args...)
-				if res.Requests < 100 {
-					t.Errorf("TLS %s: %d requests in 300 ms", v, res.Requests)
+				if run.rate == "0" && res.Requests < 100 {
+					t.Errorf("TLS %s rate %s: %d requests in 300 ms", v, run.rate, res.Requests)
+				}
+				// The event loops are at most GOMAXPROCS goroutines; the library paths one per
+				// slot (8), in the open model too.
+				if res.Workers > runtime.GOMAXPROCS(0) {
+					t.Errorf("TLS %s rate %s: %d goroutines drove the requests, want the event loops (at most %d)", v, run.rate, res.Workers, runtime.GOMAXPROCS(0))
 				}
 				byALPN := handshakesByALPN(t, ep.Metrics)
 				var total float64

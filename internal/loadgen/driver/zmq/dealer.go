@@ -87,113 +87,167 @@ const pollSlice = 50 * time.Millisecond
 // Pipeline implements loadgen.Pipeliner: send whatever is due while fewer than Depth requests are
 // in flight, then poll for replies (or until the next ticket is due), and repeat.
 func (c *dealerConn) Pipeline(ctx context.Context, p *loadgen.Pipe) error {
-	timeout := requestTimeout(c.cfg)
-	inflight := make(map[uint64]pending, p.Depth)
+	r := c.newPipelineRun(p)
+	for {
+		if err := r.sendDue(); err != nil {
+			return err
+		}
+		if r.over && len(r.inflight) == 0 {
+			return nil
+		}
+		if ctx.Err() != nil {
+			r.abandonAll()
+			return nil
+		}
+		polled, err := r.poller.Poll(r.pollWait())
+		if err != nil && !isErrno(err, syscall.EINTR) {
+			r.failAll(loadgen.ConnLost(err))
+			return err
+		}
+		if err := r.handle(polled); err != nil {
+			return err
+		}
+		r.expire()
+	}
+}
+
+// pipelineRun is the state of one Pipeline call.
+type pipelineRun struct {
+	c         *dealerConn
+	p         *loadgen.Pipe
+	poller    *zmq.Poller
+	timeout   time.Duration
+	inflight  map[uint64]pending
+	id        uint64         // the last request's id
+	next      loadgen.Ticket // claimed, not yet sent, when have
+	have      bool
+	over      bool // the schedule has no more tickets
+	lastSweep time.Time
+	empty     []byte // the envelope's empty delimiter frame
+	idBuf     []byte
+}
+
+func (c *dealerConn) newPipelineRun(p *loadgen.Pipe) *pipelineRun {
 	poller := zmq.NewPoller()
 	poller.Add(c.d.sock, zmq.POLLIN)
 	poller.Add(c.d.mon, zmq.POLLIN)
 	if c.sub != nil {
 		poller.Add(c.sub, zmq.POLLIN)
 	}
-	var (
-		id        uint64
-		next      loadgen.Ticket
-		have      bool
-		over      bool
-		lastSweep = p.Now()
-	)
-	method := c.req.method
-	empty := []byte{}
-	idBuf := make([]byte, zmqwire.IDBytes)
-	failAll := func(err error) {
-		now := p.Now()
-		for k, pd := range inflight {
-			p.Done(pd.t, pd.start, now, err)
-			delete(inflight, k)
-		}
-		if have {
-			p.Abandon(next)
-			have = false
-		}
+	return &pipelineRun{
+		c: c, p: p, poller: poller,
+		timeout:   requestTimeout(c.cfg),
+		inflight:  make(map[uint64]pending, p.Depth),
+		lastSweep: p.Now(),
+		empty:     []byte{},
+		idBuf:     make([]byte, zmqwire.IDBytes),
 	}
-	for {
-		now := p.Now()
-		for !over && len(inflight) < p.Depth {
-			if !have {
-				if next, have = p.Claim(now); !have {
-					over = true
-					break
-				}
-			}
-			if next.Intended.After(now) {
+}
+
+// sendDue sends every ticket that is due while fewer than Depth requests are in flight. A failed
+// send ends every request in flight as lost, and the error ends the pipeline.
+func (r *pipelineRun) sendDue() error {
+	c, p := r.c, r.p
+	now := p.Now()
+	for !r.over && len(r.inflight) < p.Depth {
+		if !r.have {
+			if r.next, r.have = p.Claim(now); !r.have {
+				r.over = true
 				break
 			}
-			id++
-			putID(idBuf, id)
-			n, err := send(c.d.sock, empty, method, idBuf, c.req.body)
-			c.wire.Sent.Add(int64(n))
-			if err != nil {
-				end := p.Now()
-				p.Done(next, now, end, loadgen.ConnLost(err))
-				have = false
-				failAll(errDisconnected)
-				return err
-			}
-			inflight[id] = pending{t: next, start: now}
-			have = false
-			now = p.Now()
 		}
-		if over && len(inflight) == 0 {
-			return nil
+		if r.next.Intended.After(now) {
+			break
 		}
-		if ctx.Err() != nil {
-			for k, pd := range inflight {
-				p.Abandon(pd.t)
-				delete(inflight, k)
-			}
-			if have {
-				p.Abandon(next)
-			}
-			return nil
-		}
-		wait := pollSlice
-		if have && len(inflight) < p.Depth {
-			wait = min(wait, next.Intended.Sub(p.Now()))
-			if wait < 0 {
-				wait = 0
-			}
-		}
-		polled, err := poller.Poll(wait)
-		if err != nil && !isErrno(err, syscall.EINTR) {
-			failAll(loadgen.ConnLost(err))
+		r.id++
+		putID(r.idBuf, r.id)
+		n, err := send(c.d.sock, r.empty, c.req.method, r.idBuf, c.req.body)
+		c.wire.Sent.Add(int64(n))
+		if err != nil {
+			end := p.Now()
+			p.Done(r.next, now, end, loadgen.ConnLost(err))
+			r.have = false
+			r.failAll(errDisconnected)
 			return err
 		}
-		for _, pl := range polled {
-			switch pl.Socket {
-			case c.d.sock:
-				if err := c.receive(p, inflight); err != nil {
-					failAll(loadgen.ConnLost(err))
-					return err
-				}
-			case c.d.mon:
-				if c.d.disconnected() {
-					failAll(errDisconnected)
-					return errDisconnected
-				}
-			case c.sub:
-				c.drainSub()
-			}
+		r.inflight[r.id] = pending{t: r.next, start: now}
+		r.have = false
+		now = p.Now()
+	}
+	return nil
+}
+
+// pollWait is how long to poll: a slice, or until the next ticket is due if there is room for it.
+func (r *pipelineRun) pollWait() time.Duration {
+	wait := pollSlice
+	if r.have && len(r.inflight) < r.p.Depth {
+		wait = min(wait, r.next.Intended.Sub(r.p.Now()))
+		if wait < 0 {
+			wait = 0
 		}
-		// Replies the server dropped at its high-water mark never come: time them out.
-		if now := p.Now(); now.Sub(lastSweep) >= pollSlice {
-			lastSweep = now
-			for k, pd := range inflight {
-				if now.Sub(pd.start) > timeout {
-					p.Done(pd.t, pd.start, now, timeoutError(timeout))
-					delete(inflight, k)
-				}
+	}
+	return wait
+}
+
+// handle reads what the poll found: replies, a disconnection, fan-out copies.
+func (r *pipelineRun) handle(polled []zmq.Polled) error {
+	c := r.c
+	for _, pl := range polled {
+		switch pl.Socket {
+		case c.d.sock:
+			if err := c.receive(r.p, r.inflight); err != nil {
+				r.failAll(loadgen.ConnLost(err))
+				return err
 			}
+		case c.d.mon:
+			if c.d.disconnected() {
+				r.failAll(errDisconnected)
+				return errDisconnected
+			}
+		case c.sub:
+			c.drainSub()
 		}
+	}
+	return nil
+}
+
+// expire times out, once per poll slice, the requests whose replies the server dropped at its
+// high-water mark: they never come.
+func (r *pipelineRun) expire() {
+	now := r.p.Now()
+	if now.Sub(r.lastSweep) < pollSlice {
+		return
+	}
+	r.lastSweep = now
+	for k, pd := range r.inflight {
+		if now.Sub(pd.start) > r.timeout {
+			r.p.Done(pd.t, pd.start, now, timeoutError(r.timeout))
+			delete(r.inflight, k)
+		}
+	}
+}
+
+// failAll ends every request in flight with err and gives back a claimed ticket.
+func (r *pipelineRun) failAll(err error) {
+	now := r.p.Now()
+	for k, pd := range r.inflight {
+		r.p.Done(pd.t, pd.start, now, err)
+		delete(r.inflight, k)
+	}
+	if r.have {
+		r.p.Abandon(r.next)
+		r.have = false
+	}
+}
+
+// abandonAll drops every request in flight and the claimed ticket unrecorded: the run is over.
+func (r *pipelineRun) abandonAll() {
+	for k, pd := range r.inflight {
+		r.p.Abandon(pd.t)
+		delete(r.inflight, k)
+	}
+	if r.have {
+		r.p.Abandon(r.next)
 	}
 }
 

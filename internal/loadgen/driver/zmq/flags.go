@@ -15,7 +15,7 @@ func (Driver) DeclareFlags(fs *flag.FlagSet) func(*loadgen.Config) error {
 	metricsURL := fs.String("zmq-metrics-url", "", "zmq push: the server's /metrics URL where the sink is counted (default http://<target host>:9100/metrics)")
 	pullAddr := fs.String("zmq-pull-addr", "", "zmq push: the server's PULL sink host:port (default <target host>:5556)")
 	pubAddr := fs.String("zmq-pub-addr", "", "zmq sub: the server's PUB host:port (default <target host>:5557)")
-	client := fs.String("zmq-client", ClientLean, "zmq dealer: lean (the generator's own ZMTP client in the closed model; libzmq otherwise) or libzmq (always)")
+	client := fs.String("zmq-client", ClientLean, "zmq dealer: lean (the generator's own ZMTP client on the event loops, in both models) or libzmq (always)")
 	return func(cfg *loadgen.Config) error {
 		if *client != ClientLean && *client != ClientLibzmq {
 			return fmt.Errorf("--zmq-client must be %s or %s, got %q", ClientLean, ClientLibzmq, *client)

@@ -14,7 +14,7 @@ import (
 )
 
 // The lean DEALER speaks ZMTP 3.0 (https://rfc.zeromq.org/spec/23/) itself for the dealer
-// pattern in the closed model. Through libzmq every frame of every message is a cgo call (four
+// pattern, in both models. Through libzmq every frame of every message is a cgo call (four
 // to send a request, eight to receive a reply), which made the client cost about as much per
 // request as the server it measures. On the wire a DEALER is simple: a greeting, a READY command,
 // then length-prefixed frames; the lean client writes every request that is due in one system
@@ -37,7 +37,7 @@ const (
 
 // Multiplexes implements loadgen.Multiplexer.
 func (Driver) Multiplexes(cfg *loadgen.Config) bool {
-	return !cfg.Open() && netloop.Supported && cfg.Pattern == PatternDealer && cfg.Options["zmq_client"] != ClientLibzmq
+	return netloop.Supported && cfg.Pattern == PatternDealer && cfg.Options["zmq_client"] != ClientLibzmq
 }
 
 // greeting is ZMTP 3.0 with the NULL mechanism, as a client.

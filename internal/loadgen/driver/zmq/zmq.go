@@ -79,7 +79,9 @@ var (
 // Info implements loadgen.Driver.
 func (Driver) Info() loadgen.DriverInfo {
 	return loadgen.DriverInfo{TargetName: "zeromq", Methods: reqMethods, Patterns: patterns,
-		NoChurn: "a ZeroMQ socket opens, reconnects and pools its TCP connections by itself, and has no TLS handshake to measure"}
+		NoChurn:    "a ZeroMQ socket opens, reconnects and pools its TCP connections by itself, and has no TLS handshake to measure",
+		NoTLS:      "ZeroMQ's own security is CURVE, see docs/tls.md",
+		TargetNote: "the ROUTER"}
 }
 
 // Check implements loadgen.Driver. It fills the defaults: pattern dealer; method GetUser, except

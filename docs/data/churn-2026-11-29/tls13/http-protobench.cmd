@@ -1,0 +1,1 @@
+taskset -c 1 /work/main/bin/protobench load --target http://127.0.0.1:35725 --http-version 1.1 --method GetUser --connections 8 --concurrency 1 --requests-per-connection 1 --duration 5s --warmup 0s --progress off --out docs/data/churn-2026-11-29/tls13/http-protobench.json
