@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -136,27 +135,45 @@ type Event struct {
 	Writable bool
 }
 
-// Wait returns the ready sockets, waiting at most a millisecond. It waits with a raw system
-// call: the runtime's syscall bookkeeping would have its monitor thread wake every 20 µs to take
-// the processor back from a goroutine that is forever entering and leaving the kernel, costing a
-// context switch each time on the generator's core. Holding the processor for a millisecond at
-// most is harmless, and an idle round yields it to the other goroutines (collector, timers).
+// Wait returns the ready sockets, waiting at most a millisecond. A busy loop finds sockets ready
+// with a raw, non-blocking call: the runtime's syscall bookkeeping on every round would have its
+// monitor thread take the processor back every 20 µs, a context switch each time on the
+// generator's core. Only when nothing is ready does it block, and then through the runtime, so
+// that the processor runs the process's other goroutines meanwhile. Blocking raw held the
+// processor while asleep, and a server in the same process (the tests) starved: under load
+// its HTTP/2 connections missed their 2 s SETTINGS deadline (docs/generator.md).
 func (p *Poller) Wait(dst []Event) ([]Event, error) { return p.wait(dst, 1) }
 
 // Poll returns the sockets ready now, without waiting.
 func (p *Poller) Poll(dst []Event) ([]Event, error) { return p.wait(dst, 0) }
 
+// epollWait is one epoll_pwait. A call that may block goes through the runtime's bookkeeping,
+// so that the processor serves other goroutines meanwhile; one that does not (timeout 0) is raw.
+func (p *Poller) epollWait(timeoutMs int) (int, error) {
+	ev := uintptr(unsafe.Pointer(&p.events[0]))
+	var r uintptr
+	var e unix.Errno
+	if timeoutMs == 0 {
+		r, _, e = unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(p.ep), ev, uintptr(len(p.events)), 0, 0, 0)
+	} else {
+		r, _, e = unix.Syscall6(unix.SYS_EPOLL_PWAIT, uintptr(p.ep), ev, uintptr(len(p.events)), uintptr(timeoutMs), 0, 0)
+	}
+	switch e {
+	case 0:
+		return int(r), nil
+	case unix.EINTR:
+		return 0, nil
+	}
+	return 0, e
+}
+
 func (p *Poller) wait(dst []Event, timeoutMs int) ([]Event, error) {
-	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(p.ep), uintptr(unsafe.Pointer(&p.events[0])), uintptr(len(p.events)), uintptr(timeoutMs), 0, 0)
-	if e != 0 && e != unix.EINTR {
-		return dst, e
+	n, err := p.epollWait(0)
+	if err == nil && n == 0 && timeoutMs > 0 {
+		n, err = p.epollWait(timeoutMs)
 	}
-	n := int(r)
-	if e != 0 {
-		n = 0
-	}
-	if n == 0 && timeoutMs > 0 {
-		runtime.Gosched()
+	if err != nil {
+		return dst, err
 	}
 	for _, ev := range p.events[:n] {
 		dst = append(dst, Event{

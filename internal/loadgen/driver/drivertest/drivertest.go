@@ -4,6 +4,7 @@ package drivertest
 import (
 	"context"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/protobench/protobench/internal/loadgen"
@@ -30,7 +31,7 @@ func RunClean(t testing.TB, countReceived bool, args ...string) *loadgen.Result 
 	t.Helper()
 	res := Run(t, args...)
 	if res.Requests == 0 || res.Errors != 0 {
-		t.Fatalf("requests %d errors %d (%v; %s), want some and none", res.Requests, res.Errors, res.ErrorsByCode, res.Error)
+		t.Fatalf("requests %d errors %d (%v; %s), want some and none (load %s)", res.Requests, res.Errors, res.ErrorsByCode, res.Error, strings.Join(args, " "))
 	}
 	if res.BytesSent == 0 || (countReceived && res.BytesReceived == 0) {
 		t.Errorf("bytes sent %d received %d, want them counted", res.BytesSent, res.BytesReceived)
