@@ -71,12 +71,35 @@ func (m Prom) WaitSeen(ctx context.Context, containerID, service string, timeout
 	}
 	// A swarm's Prometheus finds a new server task by service discovery every few seconds; a
 	// short run on a busy host could end before its first scrape, and the record would then
-	// lack the server's own figures (GOMAXPROCS, TLS handshakes).
+	// lack the server's own figures (GOMAXPROCS, TLS handshakes). The scrape must be of this
+	// container's process: the service's previous task stays up in Prometheus until its series
+	// go stale, and a wait on up alone once passed on it (TestSwarmEndToEnd then read no TLS
+	// handshakes from a TLS server).
 	expr = fmt.Sprintf(`count(up{%s} == 1)`, serverSelector(service))
-	if err := m.c.WaitUntil(ctx, expr, 250*time.Millisecond, func(v float64) bool { return v > 0 }); err != nil {
+	fresh := func(v float64) bool { return v > 0 }
+	if since, ok := m.containerStart(ctx, containerID); ok {
+		expr = fmt.Sprintf(`max(process_start_time_seconds{%s})`, serverSelector(service))
+		fresh = func(v float64) bool { return v >= since-processStartSlack.Seconds() }
+	}
+	if err := m.c.WaitUntil(ctx, expr, 250*time.Millisecond, fresh); err != nil {
 		return fmt.Errorf("Prometheus did not scrape %s's own metrics within %s: its GOMAXPROCS and TLS figures may be missing", service, timeout)
 	}
 	return nil
+}
+
+// processStartSlack is how much earlier than its container a server's process may say it
+// started: process_start_time_seconds counts from the boot time, which /proc/stat gives in
+// whole seconds.
+const processStartSlack = 1500 * time.Millisecond
+
+// containerStart is when cAdvisor says the container started, in Unix seconds on its node's
+// clock, which is also the clock of the server's own process_start_time_seconds.
+func (m Prom) containerStart(ctx context.Context, containerID string) (float64, bool) {
+	s, err := m.c.Query(ctx, fmt.Sprintf(`max(container_start_time_seconds{id=~".*%s.*"})`, containerID), time.Now())
+	if err != nil || len(s) == 0 || s[0].Value <= 0 {
+		return 0, false
+	}
+	return s[0].Value, true
 }
 
 // serverSelector picks a server's own series: the servers job labels them with the service's
