@@ -21,11 +21,12 @@ import (
 type Client struct {
 	BaseURL string // e.g. http://127.0.0.1:9090
 	HTTP    *http.Client
+	health  *health // nil: every query waits out its own timeout (a Client not made by New)
 }
 
 // New returns a client for baseURL with a short timeout: queries over one step are cheap.
 func New(baseURL string) *Client {
-	return &Client{BaseURL: baseURL, HTTP: &http.Client{Timeout: 10 * time.Second}}
+	return &Client{BaseURL: baseURL, HTTP: &http.Client{Timeout: 10 * time.Second}, health: &health{}}
 }
 
 // Sample is one series of an instant-vector result.
@@ -63,8 +64,12 @@ func (c *Client) instant(ctx context.Context, expr string, at time.Time) (string
 		return "", nil, &unreachableError{err}
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := c.HTTP.Do(req)
+	resp, err := c.do(req)
 	if err != nil {
+		var u *unreachableError
+		if errors.As(err, &u) {
+			return "", nil, err
+		}
 		return "", nil, &unreachableError{err}
 	}
 	defer resp.Body.Close()

@@ -41,7 +41,7 @@ func (c *Client) QueryRange(ctx context.Context, expr string, start, end time.Ti
 		return nil, err
 	}
 	req.URL.RawQuery = v.Encode()
-	resp, err := c.HTTP.Do(req)
+	resp, err := c.do(req)
 	if err != nil {
 		return nil, fmt.Errorf("prometheus query_range %q: %w", expr, err)
 	}
