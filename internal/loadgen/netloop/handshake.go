@@ -90,9 +90,10 @@ func (c *Conn) abandonTLS() {
 	}
 }
 
-// decryptHeld decrypts the whole records already read (data the server sent right behind its
-// last handshake flight, such as HTTP/2 SETTINGS) into In: the socket has nothing more to
-// announce for them. It is readTLS without the read from the socket.
+// decryptHeld decrypts the whole records already read into In: readTLS's second half, and on its
+// own after a stepped handshake, for data the server sent right behind its last flight (such as
+// HTTP/2 SETTINGS), which the socket will not announce again. io.EOF is the server's
+// close_notify.
 func (c *Conn) decryptHeld() error {
 	for {
 		if c.N == len(c.In) {

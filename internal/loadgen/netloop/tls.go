@@ -3,7 +3,6 @@ package netloop
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"io"
 	"net"
 	"time"
@@ -144,23 +143,7 @@ func (c *Conn) readTLS() error {
 	if err := c.rec.fill(); err != nil {
 		return err
 	}
-	for {
-		if c.N == len(c.In) {
-			c.In = append(c.In, make([]byte, len(c.In))...)
-		}
-		n, err := c.tc.Read(c.In[c.N:])
-		c.N += n
-		switch {
-		case err == nil:
-		case errors.Is(err, errWouldBlock):
-			return nil
-		case errors.Is(err, io.EOF):
-			// The server's close_notify.
-			return ErrClosed
-		default:
-			return err
-		}
-	}
+	return c.decryptHeld()
 }
 
 // TLSState is the connection's TLS state; ok is false in cleartext.
