@@ -56,17 +56,10 @@ func (h *health) probe(ctx context.Context, c *Client) error {
 	}
 	pctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(pctx, http.MethodGet, c.BaseURL+"/-/ready", nil)
+	err := c.readyOnce(pctx)
 	if err == nil {
-		var resp *http.Response
-		if resp, err = c.HTTP.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				h.note(ctx, nil)
-				return nil
-			}
-			err = fmt.Errorf("HTTP %d", resp.StatusCode)
-		}
+		h.note(ctx, nil)
+		return nil
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()

@@ -148,13 +148,8 @@ func sampleValue(v any) (float64, error) {
 // Ready waits until Prometheus answers its readiness endpoint or ctx ends.
 func (c *Client) Ready(ctx context.Context) error {
 	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+"/-/ready", nil)
-		resp, err := c.HTTP.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		if c.readyOnce(ctx) == nil {
+			return nil
 		}
 		select {
 		case <-ctx.Done():
@@ -162,6 +157,23 @@ func (c *Client) Ready(ctx context.Context) error {
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// readyOnce asks the readiness endpoint once: nil when Prometheus says it is ready.
+func (c *Client) readyOnce(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+"/-/ready", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	return nil
 }
 
 // WaitUntil evaluates expr every interval until its single value satisfies done, or ctx ends.
